@@ -1,0 +1,3 @@
+from babelprobe.cli import app
+
+app()

@@ -1,0 +1,1 @@
+"""Analysis reads stored results only (items.parquet), so reports rebuild without a model."""

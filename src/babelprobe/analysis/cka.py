@@ -1,0 +1,88 @@
+"""CKA summaries from stored items (Polyglot-or-Not §5, Tables 1-3): per-language accuracy with
+95% bootstrap CIs, the multilingual mean, a chi-squared test of accuracy against script, and
+accuracy by relation."""
+
+from __future__ import annotations
+
+import pandas as pd
+from pydantic import BaseModel
+from scipy import stats
+
+from babelprobe.analysis.bootstrap import bootstrap_ci
+
+
+class GroupAccuracy(BaseModel):
+    group: str
+    n: int
+    errors: int
+    accuracy: float
+    ci_low: float
+    ci_high: float
+    half_width: float
+    script: str | None = None
+
+
+class ScriptTest(BaseModel):
+    """Chi-squared test of independence between a language's script and fact recall (§5)."""
+
+    chi2: float
+    p_value: float
+    dof: int
+    table: dict[str, list[int]]  # script -> [known, not known]
+
+
+class CKASummary(BaseModel):
+    mode: str
+    n_items: int
+    n_errors: int
+    languages: list[GroupAccuracy]
+    multilingual_accuracy: float  # plain mean of the per-language accuracies (Table 1)
+    multilingual_half_width: float  # mean of the per-language 95% half-widths (Table 1)
+    script_test: ScriptTest | None
+    relations: list[GroupAccuracy]
+
+
+def _group_accuracy(name: str, group: pd.DataFrame, n_resamples: int, seed: int) -> GroupAccuracy:
+    scored = group[group["error"].isna()]
+    ci = bootstrap_ci(scored["known"].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
+    return GroupAccuracy(
+        group=name, n=len(scored), errors=len(group) - len(scored), accuracy=ci.mean,
+        ci_low=ci.low, ci_high=ci.high, half_width=ci.half_width,
+    )
+
+
+def script_test(items: pd.DataFrame, language_script: dict[str, str]) -> ScriptTest | None:
+    scored = items[items["error"].isna()]
+    scripts = scored["language"].map(language_script)
+    table = pd.crosstab(scripts, scored["known"].astype(bool)).reindex(columns=[True, False], fill_value=0)
+    if len(table) < 2:
+        return None
+    chi2, p, dof, _ = stats.chi2_contingency(table.to_numpy())
+    return ScriptTest(
+        chi2=float(chi2), p_value=float(p), dof=int(dof),
+        table={str(s): [int(v) for v in row] for s, row in table.iterrows()},
+    )
+
+
+def summarise_cka(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> CKASummary:
+    languages = []
+    language_script: dict[str, str] = {}
+    for language, group in items.groupby("language", sort=False):
+        # a language's script is the majority of its facts' scripts, each read from the text
+        language_script[language] = group["script"].mode().iat[0]
+        row = _group_accuracy(str(language), group, n_resamples, seed)
+        row.script = language_script[language]
+        languages.append(row)
+    relations = [
+        _group_accuracy(str(rel), group, n_resamples, seed)
+        for rel, group in items.groupby("relation", sort=True)
+    ]
+    scored_languages = [lang for lang in languages if lang.n]
+    mean = sum(lang.accuracy for lang in scored_languages) / max(1, len(scored_languages))
+    half = sum(lang.half_width for lang in scored_languages) / max(1, len(scored_languages))
+    return CKASummary(
+        mode=str(items["mode"].iat[0]) if len(items) else "",
+        n_items=len(items), n_errors=int(items["error"].notna().sum()), languages=languages,
+        multilingual_accuracy=mean, multilingual_half_width=half,
+        script_test=script_test(items, language_script), relations=relations,
+    )

@@ -1,0 +1,1 @@
+"""Pure scoring functions (string or numbers in, number out), each pinned by tests."""

@@ -1,0 +1,316 @@
+"""The transformers backend: HF directories and hub ids, GGUF files (dequantised), CPU and CUDA.
+
+Speed rules (issue #2): requests arrive length-sorted from the runner's collator; each batch is
+left-padded with explicit position ids; only the logits that are scored are computed
+(``logits_to_keep``), and log-probabilities are taken as ``logit - logsumexp`` at those positions
+only, never a full-vocabulary log_softmax over every position.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+from babelprobe.models.base import (
+    Fingerprint,
+    Generate,
+    GenerateResult,
+    HiddenStates,
+    HiddenStatesResult,
+    LogLikelihood,
+    LogLikelihoodResult,
+    NextToken,
+    NextTokenResult,
+)
+from babelprobe.models.tokenization import BoundaryTokenizer
+
+
+@dataclass
+class ForwardStats:
+    """Counts what the backend really computed (tests pin 'one forward per unique stem')."""
+
+    forward_calls: int = 0
+    sequences: int = 0
+    contexts: list[tuple[int, ...]] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.forward_calls, self.sequences = 0, 0
+        self.contexts.clear()
+
+
+@dataclass(frozen=True)
+class _Query:
+    """Score ``token_ids`` at ``position`` of sequence ``row`` (the logits predicting position+1)."""
+
+    row: int
+    position: int
+    token_ids: tuple[int, ...]
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str, device: str) -> torch.dtype:
+    if dtype == "auto":
+        # fp32 on CPU (bf16 matmuls are slow there and dequantised GGUFs are fp32 anyway).
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+
+class TransformersBackend:
+    """Answers the four request kinds with a transformers causal LM."""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer,
+        fingerprint: Fingerprint,
+        max_length: int | None = None,
+    ):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.boundary = BoundaryTokenizer(tokenizer)
+        self.fingerprint = fingerprint
+        self.device = next(model.parameters()).device
+        configured = getattr(model.config, "max_position_embeddings", None) or 2048
+        self.max_length = max_length or configured
+        self.pad_id = tokenizer.pad_token_id
+        if self.pad_id is None:
+            self.pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+        self.stats = ForwardStats()
+
+    @classmethod
+    def load(
+        cls,
+        path: str,
+        fingerprint_fn,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        max_length: int | None = None,
+        revision: str | None = None,
+    ) -> "TransformersBackend":
+        device = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, device)
+        kwargs = {"revision": revision} if revision else {}
+        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
+        return cls(model, tokenizer, fingerprint_fn(device, str(torch_dtype).removeprefix("torch.")), max_length)
+
+    # ------------------------------------------------------------------ core forward
+    def _check_length(self, ids: Sequence[int]) -> None:
+        if len(ids) > self.max_length:
+            raise ValueError(
+                f"input of {len(ids)} tokens exceeds the model's maximum length {self.max_length}"
+            )
+
+    def _left_pad(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            mask[i, width - len(row) :] = 1
+        # Explicit positions: a left-padded row must see the same positions as when run alone.
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        return ids.to(self.device), mask.to(self.device), positions.to(self.device)
+
+    @torch.inference_mode()
+    def _score(self, rows: Sequence[Sequence[int]], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
+        """One padded forward over ``rows``; for each query, the log-probs of its token ids and
+        the argmax token at its position. Only the last ``keep`` positions get logits."""
+        for row in rows:
+            self._check_length(row)
+        ids, mask, positions = self._left_pad(rows)
+        width = ids.shape[1]
+        # query position p of row r sits at padded column width - len(r) + p
+        columns = [width - len(rows[q.row]) + q.position for q in queries]
+        keep = width - min(columns)
+        logits = self.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep
+        ).logits
+        self.stats.forward_calls += 1
+        self.stats.sequences += len(rows)
+        self.stats.contexts.extend(tuple(r) for r in rows)
+        row_index = torch.tensor([q.row for q in queries], device=logits.device)
+        col_index = torch.tensor([c - (width - keep) for c in columns], device=logits.device)
+        picked = logits[row_index, col_index].float()  # (queries, vocab): only what is scored
+        norm = torch.logsumexp(picked, dim=-1)
+        best = picked.argmax(dim=-1)
+        out = []
+        for i, q in enumerate(queries):
+            targets = torch.tensor(q.token_ids, device=picked.device)
+            out.append(((picked[i, targets] - norm[i]).tolist(), int(best[i])))
+        return out
+
+    # ------------------------------------------------------------------ request kinds
+    def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
+        splits = [self.boundary.split(r.context, r.continuation) for r in requests]
+        # The last continuation token is never an input: it is only predicted.
+        rows = [(s.context_ids + s.continuation_ids)[:-1] for s in splits]
+        queries = [
+            _Query(i, len(s.context_ids) - 1 + j, (tok,))
+            for i, s in enumerate(splits)
+            for j, tok in enumerate(s.continuation_ids)
+        ]
+        scored = iter(self._score(rows, queries))
+        results = []
+        for s in splits:
+            lps, greedy = [], True
+            for tok in s.continuation_ids:
+                (lp,), best = next(scored)
+                lps.append(lp)
+                greedy = greedy and best == tok
+            results.append(
+                LogLikelihoodResult(
+                    logprob=float(sum(lps)),
+                    token_logprobs=lps,
+                    tokens=self.tokenizer.convert_ids_to_tokens(list(s.continuation_ids)),
+                    greedy=greedy,
+                )
+            )
+        return results
+
+    def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult]:
+        """Every candidate of every request in the batch is read off one forward over the unique
+        context token sequences. A candidate whose boundary token straddles the join is read at
+        the earlier position of the same sequence when its context is a prefix of it."""
+        rows: list[tuple[int, ...]] = []
+        row_of: dict[tuple[int, ...], int] = {}
+        plan: list[list[tuple[int, int, int]]] = []  # per request: (row, position, token)
+        for r in requests:
+            full = self.boundary.encode_text(r.context)
+            per_candidate = []
+            for cand in r.candidates:
+                split = self.boundary.split(r.context, cand)
+                ctx = split.context_ids
+                host = full if full[: len(ctx)] == ctx else ctx
+                if host not in row_of:
+                    row_of[host] = len(rows)
+                    rows.append(host)
+                per_candidate.append((row_of[host], len(ctx) - 1, split.continuation_ids[0]))
+            plan.append(per_candidate)
+        grouped: dict[tuple[int, int], list[int]] = {}
+        for per_candidate in plan:
+            for row, pos, tok in per_candidate:
+                grouped.setdefault((row, pos), [])
+                if tok not in grouped[(row, pos)]:
+                    grouped[(row, pos)].append(tok)
+        keys = list(grouped)
+        scored = self._score(rows, [_Query(row, pos, tuple(grouped[(row, pos)])) for row, pos in keys])
+        lookup = {
+            (row, pos, tok): lp
+            for (row, pos), (lps, _) in zip(keys, scored)
+            for tok, lp in zip(grouped[(row, pos)], lps)
+        }
+        results = []
+        for per_candidate in plan:
+            tokens = [tok for _, _, tok in per_candidate]
+            results.append(
+                NextTokenResult(
+                    logprobs=[lookup[c] for c in per_candidate],
+                    token_ids=tokens,
+                    tokens=self.tokenizer.convert_ids_to_tokens(tokens),
+                )
+            )
+        return results
+
+    @torch.inference_mode()
+    def hidden_states(self, requests: Sequence[HiddenStates]) -> list[HiddenStatesResult]:
+        rows = [self.boundary.encode_text(r.text) for r in requests]
+        for row in rows:
+            self._check_length(row)
+        ids, mask, positions = self._left_pad(rows)
+        out = self.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions,
+            output_hidden_states=True, logits_to_keep=1,
+        )
+        self.stats.forward_calls += 1
+        self.stats.sequences += len(rows)
+        results = []
+        for i, r in enumerate(requests):
+            vectors = []
+            for layer in r.layers:
+                h = out.hidden_states[layer][i].float()
+                if r.pooling == "last":
+                    vectors.append(h[-1].tolist())
+                else:
+                    m = mask[i].unsqueeze(-1).to(h.dtype)
+                    vectors.append(((h * m).sum(0) / m.sum()).tolist())
+            results.append(HiddenStatesResult(vectors=vectors))
+        return results
+
+    def _prompt_ids(self, r: Generate) -> list[int]:
+        if r.messages is not None:
+            if not self.tokenizer.chat_template:
+                raise ValueError(f"{self.fingerprint.spec} has no chat template; send a plain prompt")
+            return list(
+                self.tokenizer.apply_chat_template(
+                    [m.model_dump() for m in r.messages], add_generation_prompt=True, tokenize=True,
+                    return_dict=True,
+                )["input_ids"]
+            )
+        if r.prompt is None:
+            raise ValueError("Generate needs a prompt or messages")
+        return list(self.boundary.encode_text(r.prompt))
+
+    @torch.inference_mode()
+    def generate(self, requests: Sequence[Generate]) -> list[GenerateResult]:
+        """Batched generation; requests that differ in sampling settings are run as sub-batches."""
+        results: dict[int, GenerateResult] = {}
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(requests):
+            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs), []).append(i)
+        for (max_tokens, temperature, seed, want_logprobs), members in groups.items():
+            rows = [self._prompt_ids(requests[i]) for i in members]
+            for row in rows:
+                self._check_length(row)
+            ids, mask, _ = self._left_pad(rows)
+            sampling = temperature > 0
+            ctx = contextlib.nullcontext()
+            if sampling:
+                ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
+            with ctx:
+                if sampling:
+                    torch.manual_seed(seed)
+                out = self.model.generate(
+                    input_ids=ids, attention_mask=mask, max_new_tokens=max_tokens,
+                    do_sample=sampling, temperature=temperature if sampling else None,
+                    top_p=None, top_k=None, pad_token_id=self.pad_id,
+                    return_dict_in_generate=True, output_scores=want_logprobs,
+                )
+            self.stats.forward_calls += 1
+            self.stats.sequences += len(rows)
+            new = out.sequences[:, ids.shape[1] :]
+            step_lps = None
+            if want_logprobs:
+                step_lps = torch.stack(
+                    [torch.log_softmax(s.float(), -1).gather(-1, new[:, t : t + 1]).squeeze(-1)
+                     for t, s in enumerate(out.scores)], dim=1,
+                )
+            eos = set(self._eos_ids())
+            for b, i in enumerate(members):
+                toks = new[b].tolist()
+                end = next((t for t, tok in enumerate(toks) if tok in eos), None)
+                finish = "stop" if end is not None else "length"
+                toks = toks[:end] if end is not None else toks
+                text = self.tokenizer.decode(toks, skip_special_tokens=True)
+                cut = [text.find(s) for s in requests[i].stop if s and s in text]
+                if cut:
+                    text, finish = text[: min(cut)], "stop"
+                lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
+                results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish)
+        return [results[i] for i in range(len(requests))]
+
+    def _eos_ids(self) -> list[int]:
+        eos = self.model.generation_config.eos_token_id
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        return list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])

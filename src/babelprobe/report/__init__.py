@@ -1,0 +1,1 @@
+"""Presenting stored results: terminal tables (and later figures and HTML)."""

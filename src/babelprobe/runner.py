@@ -1,0 +1,190 @@
+"""Everything between probes and backends: de-duplication, the response cache, batching,
+retries, progress, and errors recorded as errors.
+
+Batches are cut from the *whole* de-duplicated, length-sorted request list, before the cache is
+consulted. A batch is either fully cached (skipped) or computed and cached in one transaction, so
+a killed run that restarts computes the same batches with the same padding and ends with results
+identical to an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Generic, Iterable, Protocol, Sequence, TypeVar
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from babelprobe.models.base import Backend, Request, Response, answer, request_key
+from babelprobe.models.cache import ResponseCache
+
+Item = TypeVar("Item")
+Record = TypeVar("Record")
+
+
+@dataclass
+class Outcome:
+    response: Response | None = None
+    error: str | None = None
+
+
+@dataclass
+class RunnerStats:
+    requested: int = 0
+    unique: int = 0
+    cached: int = 0
+    computed: int = 0
+    failed: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+
+
+def _length(request: Request) -> int:
+    """Collation key: character length, a cheap stand-in for token length that needs no tokenizer."""
+    if request.kind == "loglikelihood":
+        return len(request.context) + len(request.continuation)
+    if request.kind == "next_token":
+        return len(request.context)
+    if request.kind == "hidden_states":
+        return len(request.text)
+    if request.messages is not None:
+        return sum(len(m.content) for m in request.messages)
+    return len(request.prompt or "")
+
+
+def collate(requests: Sequence[Request], batch_size: int) -> list[list[Request]]:
+    """Group by kind, sort longest first (a too-large batch fails at once, not at the end) with
+    identical contexts adjacent, and cut into batches."""
+    by_kind: dict[str, list[Request]] = defaultdict(list)
+    for r in requests:
+        by_kind[r.kind].append(r)
+    batches = []
+    for kind in sorted(by_kind):
+        ordered = sorted(by_kind[kind], key=lambda r: (-_length(r), r.model_dump_json()))
+        batches += [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
+    return batches
+
+
+class Runner:
+    def __init__(
+        self,
+        backend: Backend,
+        cache: ResponseCache | None = None,
+        batch_size: int = 32,
+        retries: int = 1,
+        progress: bool = False,
+    ):
+        self.backend = backend
+        self.cache = cache
+        self.batch_size = batch_size
+        self.retries = retries
+        self.progress = progress
+        self.stats = RunnerStats()
+        self._fingerprint = backend.fingerprint.key()
+
+    def _call(self, kind: str, batch: Sequence[Request]) -> list[Response]:
+        for attempt in range(self.retries + 1):
+            try:
+                return answer(self.backend, kind, batch)
+            except Exception:
+                if attempt == self.retries:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _compute(self, batch: list[Request], outcomes: dict[str, Outcome]) -> None:
+        kind = batch[0].kind
+        keys = [request_key(r) for r in batch]
+        try:
+            responses = self._call(kind, batch)
+            done = list(zip(keys, responses))
+        except Exception:
+            # Isolate the failing request(s): the rest of the batch is still answered.
+            done = []
+            for key, request in zip(keys, batch):
+                try:
+                    done.append((key, self._call(kind, [request])[0]))
+                except Exception as exc:  # errors are data, never wrong answers
+                    outcomes[key] = Outcome(error=f"{type(exc).__name__}: {exc}")
+                    self.stats.failed += 1
+        if self.cache is not None and done:
+            self.cache.put_many(self._fingerprint, kind, done)
+        for key, response in done:
+            outcomes[key] = Outcome(response=response)
+        self.stats.computed += len(done)
+
+    def run(self, requests: Iterable[Request]) -> dict[str, Outcome]:
+        """Answer every request; returns outcomes keyed by ``request_key``."""
+        start = time.perf_counter()
+        unique: dict[str, Request] = {}
+        for r in requests:
+            self.stats.requested += 1
+            unique.setdefault(request_key(r), r)
+        self.stats.unique += len(unique)
+        outcomes: dict[str, Outcome] = {}
+        if self.cache is not None:
+            for key, response in self.cache.get_many(self._fingerprint, unique).items():
+                outcomes[key] = Outcome(response=response)
+        self.stats.cached += len(outcomes)
+        pending = [
+            [r for r in batch if request_key(r) not in outcomes]
+            for batch in collate(list(unique.values()), self.batch_size)
+        ]
+        pending = [b for b in pending if b]
+        total = sum(len(b) for b in pending)
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), disable=not self.progress or not total,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("requests", total=total)
+            for batch in pending:
+                self._compute(batch, outcomes)
+                self.stats.batches += 1
+                bar.advance(task, len(batch))
+        self.stats.seconds += time.perf_counter() - start
+        return outcomes
+
+
+class Probe(Protocol[Item, Record]):
+    """A probe turns items into requests and responses into records; it never calls a model."""
+
+    name: str
+
+    def requests(self, item: Item) -> list[Request]: ...
+
+    def score(self, item: Item, responses: list[Response]) -> Record: ...
+
+    def failed(self, item: Item, error: str) -> Record: ...
+
+
+@dataclass
+class ProbeRun(Generic[Record]):
+    records: list[Record]
+    stats: RunnerStats
+    errors: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def run_probe(probe: Probe, items: Sequence, runner: Runner) -> ProbeRun:
+    """Build every item's requests, answer them all at once (shared requests pay once), score."""
+    t0 = time.perf_counter()
+    per_item = [probe.requests(item) for item in items]
+    t1 = time.perf_counter()
+    outcomes = runner.run(r for reqs in per_item for r in reqs)
+    t2 = time.perf_counter()
+    records, errors = [], 0
+    for item, reqs in zip(items, per_item):
+        got = [outcomes[request_key(r)] for r in reqs]
+        failures = sorted({o.error for o in got if o.error})
+        if not failures:
+            try:
+                records.append(probe.score(item, [o.response for o in got]))
+                continue
+            except Exception as exc:
+                failures = [f"scoring failed: {type(exc).__name__}: {exc}"]
+        records.append(probe.failed(item, "; ".join(failures)))
+        errors += 1
+    t3 = time.perf_counter()
+    timings = {"build": t1 - t0, "requests": t2 - t1, "score": t3 - t2}
+    return ProbeRun(records=records, stats=runner.stats, errors=errors, seconds=timings)

@@ -1,0 +1,113 @@
+"""Run directories: ``items.parquet`` (one row per item), ``summary.json`` (aggregate tables) and
+``manifest.json`` (what ran, on what, how long, how many errors). The manifest is written last:
+a run directory without one is an unfinished run."""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from babelprobe.models.base import Fingerprint
+from babelprobe.versions import installed_versions
+
+ITEMS, SUMMARY, MANIFEST = "items.parquet", "summary.json", "manifest.json"
+
+
+class RequestCounts(BaseModel):
+    requested: int
+    unique: int
+    cached: int
+    computed: int
+    failed: int
+    batches: int
+
+
+class Manifest(BaseModel):
+    probe: str
+    created: str
+    command: list[str]
+    config: dict[str, Any]
+    model: Fingerprint
+    data_files: dict[str, str]  # path -> sha256
+    versions: dict[str, str]
+    git_revision: str | None
+    seed: int
+    timings: dict[str, float]
+    items: int
+    errors: int
+    requests: RequestCounts
+    platform: str
+
+
+def package_versions() -> dict[str, str]:
+    return installed_versions(["babelprobe", "torch", "transformers", "tokenizers", "numpy", "scipy",
+                               "pandas", "pyarrow", "pydantic", "gguf"])
+
+
+def git_revision() -> str | None:
+    """The babelprobe checkout's revision (+ '-dirty'), or None for an installed wheel."""
+    here = Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return rev.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def new_manifest(**fields: Any) -> Manifest:
+    return Manifest(
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
+        versions=package_versions(), git_revision=git_revision(),
+        platform=f"{platform.platform()} / {platform.machine()}", **fields,
+    )
+
+
+def prepare_run_dir(out: Path, overwrite: bool) -> None:
+    """Refuse to clobber a finished run unless asked; an unfinished one is simply replaced."""
+    if (out / MANIFEST).exists() and not overwrite:
+        raise FileExistsError(f"{out} already holds a finished run; pass --overwrite or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in (ITEMS, SUMMARY, MANIFEST):
+        (out / name).unlink(missing_ok=True)
+
+
+def write_items(out: Path, records: Sequence[BaseModel]) -> Path:
+    rows = [r.model_dump() for r in records]
+    table = pa.Table.from_pylist(rows) if rows else pa.table({})
+    path = out / ITEMS
+    pq.write_table(table, path)
+    return path
+
+
+def write_json(path: Path, model: BaseModel) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(model.model_dump_json(indent=2))
+    tmp.replace(path)
+
+
+def read_items(run_dir: str | Path) -> pd.DataFrame:
+    path = Path(run_dir) / ITEMS
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir}: no {ITEMS} (not a babelprobe run directory?)")
+    return pd.read_parquet(path)
+
+
+def read_manifest(run_dir: str | Path) -> Manifest:
+    path = Path(run_dir) / MANIFEST
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir}: no {MANIFEST}: the run did not finish")
+    return Manifest.model_validate(json.loads(path.read_text()))

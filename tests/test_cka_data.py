@@ -1,0 +1,108 @@
+"""Polyglot-or-Not loading: the ` <br> ` conventions and validation errors (file, row, field)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from babelprobe.data.cka import load_cka_facts
+from babelprobe.data.validation import DatasetError
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def row(**over) -> dict:
+    base = {"dataset_id": "x1", "stem": "Paris is the capital of", "true": "France",
+            "false": "Italy <br> Spain", "relation": "P1376", "subject": "Paris", "object": "France"}
+    base.update(over)
+    return base
+
+
+def test_shared_stem_and_several_false_objects(tmp_path):
+    (fact,) = load_cka_facts(write_jsonl(tmp_path / "en.jsonl", [row()]))
+    assert fact.language == "en"  # from the file name
+    assert fact.false == ("Italy", "Spain")
+    assert [fact.stem_of(i) for i in range(3)] == ["Paris is the capital of"] * 3
+
+
+def test_one_stem_per_object(tmp_path):
+    (fact,) = load_cka_facts(write_jsonl(tmp_path / "de.jsonl", [row(
+        stem="How I Met Your Mother ist eine <br> How I Met Your Mother ist ein", true="Sitcom", false="Thriller")]))
+    assert fact.stem_of(0) == "How I Met Your Mother ist eine"  # stem 0 with the true object
+    assert fact.stem_of(1) == "How I Met Your Mother ist ein"  # stem i with false i
+
+
+def test_false_as_a_json_list(tmp_path):
+    (fact,) = load_cka_facts(write_jsonl(tmp_path / "fr.jsonl", [row(false=["Italie", "Espagne"])]))
+    assert fact.false == ("Italie", "Espagne")
+
+
+def test_stem_count_mismatch_names_file_row_field(tmp_path):
+    path = write_jsonl(tmp_path / "de.jsonl", [row(), row(dataset_id="x2", stem="a <br> b", false="c <br> d <br> e")])
+    with pytest.raises(DatasetError) as info:
+        load_cka_facts(path)
+    message = str(info.value)
+    assert f"{path}, row 2, field 'stem'" in message
+    assert "2 stems for 3 false objects" in message
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({"true": ""}, "true"),
+    ({"false": None}, "false"),
+    ({"false": "Italy <br>  <br> Spain"}, "false"),
+    ({"dataset_id": "  "}, "dataset_id"),
+])
+def test_missing_or_empty_fields(tmp_path, bad, field):
+    path = write_jsonl(tmp_path / "en.jsonl", [row(dataset_id="ok"), row(**bad)])
+    with pytest.raises(DatasetError, match=rf"row 2, field '{field}'"):
+        load_cka_facts(path)
+
+
+def test_duplicate_id_and_broken_json(tmp_path):
+    path = write_jsonl(tmp_path / "en.jsonl", [row(), row()])
+    with pytest.raises(DatasetError, match=r"row 2, field 'dataset_id': duplicate id 'x1' \(first at row 1\)"):
+        load_cka_facts(path)
+    broken = tmp_path / "es.jsonl"
+    broken.write_text(json.dumps(row()) + "\n{not json\n")
+    with pytest.raises(DatasetError, match=r"es.jsonl, row 2: not valid JSON"):
+        load_cka_facts(broken)
+
+
+def test_language_column_needed_without_a_language_file_name(tmp_path):
+    path = write_jsonl(tmp_path / "facts.jsonl", [row()])
+    with pytest.raises(DatasetError, match="row 1, field 'language'"):
+        load_cka_facts(path)
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", [row(language="en"), row(language="ru", dataset_id="y")])
+    assert [f.language for f in load_cka_facts(mixed, langs=["ru"])] == ["ru"]
+
+
+def test_csv_rows(tmp_path):
+    path = tmp_path / "it.csv"
+    path.write_text("dataset_id,stem,true,false\na,Roma è la capitale dell',Italia,Francia <br> Spagna\nb,X,,Y\n")
+    with pytest.raises(DatasetError, match=r"it.csv, row 2, field 'true'"):
+        load_cka_facts(path)
+
+
+def test_limit_is_a_seeded_sample_per_language(polyglot_dir):
+    a = load_cka_facts(polyglot_dir, langs=["en", "ru"], limit=25, seed=1)
+    b = load_cka_facts(polyglot_dir, langs=["en", "ru"], limit=25, seed=1)
+    c = load_cka_facts(polyglot_dir, langs=["en", "ru"], limit=25, seed=2)
+    assert [f.fact_id for f in a] == [f.fact_id for f in b] != [f.fact_id for f in c]
+    assert sum(f.language == "ru" for f in a) == 25
+
+
+def test_release_files_load_with_their_conventions(polyglot_dir):
+    facts = load_cka_facts(polyglot_dir, langs=["uk"])
+    assert len(facts) == 7918
+    multi = [f for f in facts if len(f.stems) > 1]
+    assert len(multi) == 3694 and all(len(f.stems) == len(f.false) + 1 for f in multi)
+
+
+def test_missing_language_file(polyglot_dir):
+    with pytest.raises(DatasetError, match="no file for language"):
+        load_cka_facts(polyglot_dir, langs=["en", "xx"])

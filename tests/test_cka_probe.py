@@ -1,0 +1,80 @@
+"""The CKA probe: which requests it builds, how it scores, one forward per unique stem."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from babelprobe.data.cka import CKAFact, load_cka_facts
+from babelprobe.models.base import LogLikelihood, LogLikelihoodResult, NextToken, NextTokenResult
+from babelprobe.probes.cka import CKAProbe
+from babelprobe.runner import Runner, run_probe
+
+
+def fact(**over) -> CKAFact:
+    base = dict(fact_id="f", language="en", stems=("Paris is the capital of",), true="France",
+                false=("Italy", "Spain"), relation="P1376")
+    base.update(over)
+    return CKAFact(**base)
+
+
+def test_first_token_mode_one_request_per_unique_stem():
+    probe = CKAProbe("first-token")
+    assert probe.requests(fact()) == [NextToken(context="Paris is the capital of", candidates=(" France", " Italy", " Spain"))]
+    multi = fact(stems=("A ist eine", "A ist ein", "A ist eine"), true="Sitcom", false=("Thriller", "Serie"))
+    assert probe.requests(multi) == [
+        NextToken(context="A ist eine", candidates=(" Sitcom", " Serie")),
+        NextToken(context="A ist ein", candidates=(" Thriller",)),
+    ]
+
+
+def test_full_mode_and_unspaced_scripts():
+    reqs = CKAProbe("full").requests(fact(language="ja", stems=("日本の首都は",), true="東京", false=("大阪",)))
+    assert reqs == [LogLikelihood(context="日本の首都は", continuation="東京"),
+                    LogLikelihood(context="日本の首都は", continuation="大阪")]
+
+
+def test_scoring_from_responses():
+    probe = CKAProbe("first-token")
+    response = NextTokenResult(logprobs=[math.log(0.3), math.log(0.5), math.log(0.05)], token_ids=[1, 2, 3],
+                               tokens=["▁France", "▁Italy", "▁Spain"])
+    record = probe.score(fact(), [response])
+    assert record.known is True and record.p_true == pytest.approx(0.3)
+    assert record.p_false == pytest.approx([0.5, 0.05])
+    assert record.cka_ratio == pytest.approx(0.3 / 0.275)
+    assert record.scored_tokens == [["▁France"], ["▁Italy"], ["▁Spain"]]
+    full = CKAProbe("full").score(fact(false=("Italy",)), [
+        LogLikelihoodResult(logprob=-3.0, token_logprobs=[-1.0, -2.0], tokens=["a", "b"], greedy=False),
+        LogLikelihoodResult(logprob=-2.0, token_logprobs=[-2.0], tokens=["c"], greedy=False),
+    ])
+    assert full.known is False and full.cka_ratio == pytest.approx(math.exp(-1.0))
+
+
+def test_unknown_mode():
+    with pytest.raises(ValueError, match="unknown cka mode"):
+        CKAProbe("last-token")
+
+
+@pytest.mark.slow
+def test_first_token_does_one_forward_per_unique_stem(fresh, polyglot_dir):
+    facts = load_cka_facts(polyglot_dir, langs=["de", "ru"], limit=40, seed=3)
+    stems = {(f.language, s) for f in facts for s in f.stems}
+    unique_stems = {s for _, s in stems}
+    assert any(len(f.stems) > 1 for f in facts)  # the multi-stem convention is exercised
+    result = run_probe(CKAProbe("first-token"), facts, Runner(fresh, batch_size=16))
+    assert result.errors == 0
+    assert fresh.stats.sequences == len(unique_stems)
+    assert len(set(fresh.stats.contexts)) == len(unique_stems)
+    assert fresh.stats.forward_calls == math.ceil(len(unique_stems) / 16)
+
+
+@pytest.mark.slow
+def test_first_token_and_full_modes_agree_on_one_token_objects(gemma):
+    facts = [fact(true="France", false=("Italy", "Spain")), fact(fact_id="g", stems=("Руанда со столицей",),
+             true="Кигали", false=("Кампала",), language="ru")]
+    first = run_probe(CKAProbe("first-token"), facts, Runner(gemma)).records
+    full = run_probe(CKAProbe("full"), facts, Runner(gemma)).records
+    # " France" is one Gemma token, so both modes score the same probability for it
+    assert first[0].logp_true == pytest.approx(full[0].logp_true, abs=1e-4)
+    assert first[1].logp_true >= full[1].logp_true - 1e-4  # first token of a longer object

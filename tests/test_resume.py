@@ -1,0 +1,68 @@
+"""A run killed with SIGKILL mid-way and started again recomputes nothing that finished and ends
+with the same results as an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from babelprobe.config import RunConfig
+from babelprobe.pipeline import run_cka
+from babelprobe.store import read_manifest
+
+pytestmark = pytest.mark.slow
+
+
+def cached_rows(path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path, timeout=1) as db:
+            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    except sqlite3.OperationalError:  # table not created yet
+        return 0
+
+
+def test_kill_9_then_resume(tmp_path, gemma, polyglot_dir):
+    common = ["--data", str(polyglot_dir), "--langs", "en,uk", "--limit", "30", "--mode", "full",
+              "--batch-size", "4", "--device", "cpu", "--seed", "5"]
+    reference = run_cka(RunConfig(data=polyglot_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
+                                  seed=5, out=tmp_path / "reference", cache=tmp_path / "ref.sqlite"), backend=gemma)
+    total = reference.manifest.requests.unique
+    assert reference.manifest.requests.batches > 20
+
+    cache = tmp_path / "killed.sqlite"
+    cmd = [sys.executable, "-m", "babelprobe", "run", "cka", *common, "--out", str(tmp_path / "run"),
+           "--cache", str(cache)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
+    deadline = time.time() + 300
+    while cached_rows(cache) < 12:  # a few batches done, most still to go
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        assert time.time() < deadline, "the run never started answering"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = cached_rows(cache)
+    assert 0 < done_before < total
+    assert not (tmp_path / "run" / "manifest.json").exists()
+
+    resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    manifest = read_manifest(tmp_path / "run")
+    assert manifest.requests.cached == done_before  # nothing that finished was recomputed
+    assert manifest.requests.computed == total - done_before
+
+    got = pd.read_parquet(tmp_path / "run" / "items.parquet")
+    want = pd.read_parquet(tmp_path / "reference" / "items.parquet")
+    assert got["fact_id"].tolist() == want["fact_id"].tolist()
+    assert got["known"].tolist() == want["known"].tolist()
+    assert got["logp_true"].tolist() == pytest.approx(want["logp_true"].tolist(), abs=1e-6)
+    for a, b in zip(got["logp_false"], want["logp_false"]):
+        assert list(a) == pytest.approx(list(b), abs=1e-6)
