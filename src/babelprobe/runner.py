@@ -40,28 +40,29 @@ class RunnerStats:
     seconds: float = 0.0
 
 
-def _length(request: Request) -> int:
-    """Collation key: character length, a cheap stand-in for token length that needs no tokenizer."""
+def _sort_key(request: Request) -> tuple:
+    """Collation key: longest first by characters (a cheap stand-in for tokens that needs no
+    tokenizer), and requests sharing a context adjacent, so that the backend can answer them
+    from one row (the candidates of one stem land in one batch)."""
     if request.kind == "loglikelihood":
-        return len(request.context) + len(request.continuation)
+        return (-len(request.context), request.context, -len(request.continuation), request.continuation)
     if request.kind == "next_token":
-        return len(request.context)
+        return (-len(request.context), request.context, request.candidates)
     if request.kind == "hidden_states":
-        return len(request.text)
-    if request.messages is not None:
-        return sum(len(m.content) for m in request.messages)
-    return len(request.prompt or "")
+        return (-len(request.text), request.model_dump_json())
+    size = sum(len(m.content) for m in request.messages) if request.messages else len(request.prompt or "")
+    return (-size, request.model_dump_json())
 
 
 def collate(requests: Sequence[Request], batch_size: int) -> list[list[Request]]:
     """Group by kind, sort longest first (a too-large batch fails at once, not at the end) with
-    identical contexts adjacent, and cut into batches."""
+    shared contexts adjacent, and cut into batches."""
     by_kind: dict[str, list[Request]] = defaultdict(list)
     for r in requests:
         by_kind[r.kind].append(r)
     batches = []
     for kind in sorted(by_kind):
-        ordered = sorted(by_kind[kind], key=lambda r: (-_length(r), r.model_dump_json()))
+        ordered = sorted(by_kind[kind], key=_sort_key)
         batches += [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
     return batches
 

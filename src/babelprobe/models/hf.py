@@ -51,6 +51,26 @@ class _Query:
     token_ids: tuple[int, ...]
 
 
+def share_prefixes(sequences: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """The rows to run so that every sequence is covered, and the row covering each one.
+
+    Attention is causal, so a sequence that is a prefix of another (the stem alone and the stem
+    plus a multi-token object's first tokens; two one-token objects after the same stem) is read
+    off the longer row's forward: it is never run on its own."""
+    order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
+    rows: list[tuple[int, ...]] = []
+    host_of: dict[tuple[int, ...], int] = {}
+    host = [0] * len(sequences)
+    for i in order:
+        seq = tuple(sequences[i])
+        if seq not in host_of:
+            rows.append(seq)
+            for k in range(1, len(seq) + 1):
+                host_of.setdefault(seq[:k], len(rows) - 1)
+        host[i] = host_of[seq]
+    return rows, host
+
+
 def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -154,9 +174,9 @@ class TransformersBackend:
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
         splits = [self.boundary.split(r.context, r.continuation) for r in requests]
         # The last continuation token is never an input: it is only predicted.
-        rows = [(s.context_ids + s.continuation_ids)[:-1] for s in splits]
+        rows, host = share_prefixes([(s.context_ids + s.continuation_ids)[:-1] for s in splits])
         queries = [
-            _Query(i, len(s.context_ids) - 1 + j, (tok,))
+            _Query(host[i], len(s.context_ids) - 1 + j, (tok,))
             for i, s in enumerate(splits)
             for j, tok in enumerate(s.continuation_ids)
         ]
@@ -180,42 +200,33 @@ class TransformersBackend:
 
     def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult]:
         """Every candidate of every request in the batch is read off one forward over the unique
-        context token sequences. A candidate whose boundary token straddles the join is read at
-        the earlier position of the same sequence when its context is a prefix of it."""
-        rows: list[tuple[int, ...]] = []
-        row_of: dict[tuple[int, ...], int] = {}
-        plan: list[list[tuple[int, int, int]]] = []  # per request: (row, position, token)
-        for r in requests:
-            full = self.boundary.encode_text(r.context)
-            per_candidate = []
-            for cand in r.candidates:
-                split = self.boundary.split(r.context, cand)
-                ctx = split.context_ids
-                host = full if full[: len(ctx)] == ctx else ctx
-                if host not in row_of:
-                    row_of[host] = len(rows)
-                    rows.append(host)
-                per_candidate.append((row_of[host], len(ctx) - 1, split.continuation_ids[0]))
-            plan.append(per_candidate)
+        context token sequences (a candidate whose first token straddles the join has a shorter
+        context, read at an earlier position of the same row when it is a prefix of it)."""
+        splits = [[self.boundary.split(r.context, c) for c in r.candidates] for r in requests]
+        contexts = [sp.context_ids for per_request in splits for sp in per_request]
+        rows, host = share_prefixes(contexts)
+        # one query per (row, position): all candidate tokens read there share one logsumexp
         grouped: dict[tuple[int, int], list[int]] = {}
-        for per_candidate in plan:
-            for row, pos, tok in per_candidate:
-                grouped.setdefault((row, pos), [])
-                if tok not in grouped[(row, pos)]:
-                    grouped[(row, pos)].append(tok)
+        plan = []
+        for (row, split) in zip(host, (sp for per_request in splits for sp in per_request)):
+            key = (row, len(split.context_ids) - 1)
+            tokens = grouped.setdefault(key, [])
+            if split.continuation_ids[0] not in tokens:
+                tokens.append(split.continuation_ids[0])
+            plan.append((key, split.continuation_ids[0]))
         keys = list(grouped)
         scored = self._score(rows, [_Query(row, pos, tuple(grouped[(row, pos)])) for row, pos in keys])
         lookup = {
-            (row, pos, tok): lp
-            for (row, pos), (lps, _) in zip(keys, scored)
-            for tok, lp in zip(grouped[(row, pos)], lps)
+            (key, tok): lp for key, (lps, _) in zip(keys, scored) for tok, lp in zip(grouped[key], lps)
         }
-        results = []
-        for per_candidate in plan:
-            tokens = [tok for _, _, tok in per_candidate]
+        results, cursor = [], 0
+        for r in requests:
+            mine = plan[cursor : cursor + len(r.candidates)]
+            cursor += len(r.candidates)
+            tokens = [tok for _, tok in mine]
             results.append(
                 NextTokenResult(
-                    logprobs=[lookup[c] for c in per_candidate],
+                    logprobs=[lookup[m] for m in mine],
                     token_ids=tokens,
                     tokens=self.tokenizer.convert_ids_to_tokens(tokens),
                 )
