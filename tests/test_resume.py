@@ -13,7 +13,7 @@ import time
 import pandas as pd
 import pytest
 
-from babelprobe.config import RunConfig
+from babelprobe.config import CKAConfig
 from babelprobe.pipeline import run_cka
 from babelprobe.store import read_manifest
 
@@ -33,7 +33,7 @@ def cached_rows(path) -> int:
 def test_kill_9_then_resume(tmp_path, gemma, polyglot_dir):
     common = ["--data", str(polyglot_dir), "--langs", "en,uk", "--limit", "30", "--mode", "full",
               "--batch-size", "4", "--device", "cpu", "--seed", "5"]
-    reference = run_cka(RunConfig(data=polyglot_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
+    reference = run_cka(CKAConfig(data=polyglot_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
                                   seed=5, out=tmp_path / "reference", cache=tmp_path / "ref.sqlite"), backend=gemma)
     total = reference.manifest.requests.unique
     assert reference.manifest.requests.batches > 20

@@ -11,24 +11,32 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.analysis.cka import summarise_cka
-from babelprobe.config import RunConfig
+from babelprobe import store
+from babelprobe.analysis.cka import CKASummary, summarise_cka
+from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
+from babelprobe.config import CKAConfig, EclekticConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
+from babelprobe.data.eclektic import ColumnMap, load_eclektic
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
-from babelprobe.report.terminal import print_cka_summary
-from babelprobe import store
+from babelprobe.report.terminal import print_cka_summary, print_eclektic_summary
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
 run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=True)
 app.add_typer(run_app, name="run")
+rescore_app = typer.Typer(help="Score released or saved predictions without a model.", no_args_is_help=True)
+app.add_typer(rescore_app, name="rescore")
 console = Console()
 err = Console(stderr=True)
 
-DEMO_CKA = Path(str(files("babelprobe") / "data" / "bundled" / "polyglot_or_not_demo.jsonl"))
+BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
+DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
+DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
+DEMO_JUDGE = "bundled:smollm2-135m-instruct"
 DATASETS = {
     "polyglot-or-not-demo": (DEMO_CKA, "cka", "300 Polyglot-or-Not facts: the same 50 in en, de, fr, es, ru, uk (Apache-2.0)"),
+    "eclektic-demo": (DEMO_ECLEKTIC, "eclektic", "30 illustrative questions written for babelprobe: 6 questions x en, de, ru, ja, zh"),
 }
 
 
@@ -37,23 +45,44 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _execute(config: RunConfig) -> int:
+def _execute(config: RunOptions) -> int:
     """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
-    from babelprobe.pipeline import run_cka
+    from babelprobe.pipeline import run_cka, run_eclektic
 
     try:
-        outcome = run_cka(config, progress=True)
-    except DatasetError as exc:
+        if isinstance(config, CKAConfig):
+            outcome = run_cka(config, progress=True)
+        else:
+            outcome = run_eclektic(config, progress=True)
+    except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
-    except (FileExistsError, FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
-    print_cka_summary(outcome.summary, outcome.manifest, console)
+    _print_summary(outcome.summary, outcome.manifest)
     console.print(f"results: {outcome.out}")
     if outcome.manifest.errors and not config.allow_errors:
         err.print(f"[bold red]{outcome.manifest.errors} item(s) errored[/bold red] (recorded in items.parquet, "
                   "column 'error'); pass --allow-errors to exit 0 anyway")
         return 1
     return 0
+
+
+def _print_summary(summary, manifest: store.Manifest | None) -> None:
+    if isinstance(summary, CKASummary):
+        print_cka_summary(summary, manifest, console)
+    elif isinstance(summary, EclekticSummary):
+        print_eclektic_summary(summary, manifest, console)
+
+
+def _config(cls, **fields):
+    try:
+        return cls(**fields)
+    except ValidationError as exc:
+        _fail("; ".join(f"--{'-'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()))
+
+
+def _cache_fields(cache: Optional[Path], no_cache: bool) -> dict:
+    if no_cache:
+        return {"cache": None}
+    return {"cache": cache} if cache is not None else {}
 
 
 def _langs(value: Optional[str]) -> list[str] | None:
@@ -79,18 +108,96 @@ def run_cka_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="replace a finished run in --out"),
 ) -> None:
     """Contrastive knowledge assessment (Polyglot-or-Not): P(true) vs mean P(false)."""
-    fields = dict(model=model, data=data, langs=_langs(langs), limit=limit, mode=mode, out=out, seed=seed,
-                  batch_size=batch_size, device=device, dtype=dtype, max_length=max_length,
-                  allow_errors=allow_errors, overwrite=overwrite)
-    if no_cache:
-        fields["cache"] = None
-    elif cache is not None:
-        fields["cache"] = cache
-    try:
-        config = RunConfig(**fields)
-    except ValidationError as exc:
-        _fail("; ".join(f"--{'-'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()))
+    config = _config(CKAConfig, model=model, data=data, langs=_langs(langs), limit=limit, mode=mode, out=out,
+                     seed=seed, batch_size=batch_size, device=device, dtype=dtype, max_length=max_length,
+                     allow_errors=allow_errors, overwrite=overwrite, **_cache_fields(cache, no_cache))
     raise typer.Exit(_execute(config))
+
+
+@run_app.command("eclektic")
+def run_eclektic_command(
+    out: Path = typer.Option(..., "--out", help="run directory to write"),
+    model: str = typer.Option(DEFAULT_MODEL, help="model spec of the model under test"),
+    data: Path = typer.Option(DEMO_ECLEKTIC, help="questions: JSONL/CSV/Parquet, one row per question and target language"),
+    columns: Optional[str] = typer.Option(None, help="column mapping FIELD=COLUMN,... e.g. source_language=original_lang,target_language=lang,context=content"),
+    settings: str = typer.Option("closed-book", help="comma-separated: closed-book, general-hint, source-language-name, source-language-title, open-book"),
+    judge: list[str] = typer.Option([], "--judge", help="judge model spec (repeat for a majority vote)"),
+    langs: Optional[str] = typer.Option(None, help="keep questions whose source and target are in these languages"),
+    limit: Optional[int] = typer.Option(None, help="questions (seeded sample)"),
+    max_tokens: int = typer.Option(64, help="new tokens per answer"),
+    batch_size: int = typer.Option(8, help="requests per generation batch"),
+    device: str = typer.Option("auto"),
+    dtype: str = typer.Option("auto"),
+    cache: Optional[Path] = typer.Option(None, help="response cache file"),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+    seed: int = typer.Option(0),
+    figures: bool = typer.Option(True, "--figures/--no-figures", help="write heatmaps and bars next to the results"),
+    allow_errors: bool = typer.Option(False, "--allow-errors"),
+    overwrite: bool = typer.Option(False, "--overwrite"),
+) -> None:
+    """Cross-lingual knowledge transfer (ECLeKTiC): closed-book QA, hint ablations, string and judge metrics."""
+    try:
+        column_map = ColumnMap.parse(columns)
+    except ValueError as exc:
+        _fail(str(exc))
+    config = _config(EclekticConfig, model=model, data=data, columns=column_map, settings=_langs(settings) or [],
+                     judges=judge, langs=_langs(langs), limit=limit, max_tokens=max_tokens, batch_size=batch_size,
+                     device=device, dtype=dtype, seed=seed, figures=figures, out=out, allow_errors=allow_errors,
+                     overwrite=overwrite, **_cache_fields(cache, no_cache))
+    raise typer.Exit(_execute(config))
+
+
+@rescore_app.command("eclektic")
+def rescore_eclektic(
+    file: Path = typer.Argument(..., help="predictions JSONL: q_id, original_language, target_language, answer, prediction"),
+    columns: Optional[str] = typer.Option(None, help="column mapping FIELD=COLUMN (fields: q_id, source_language, target_language, answer, prediction)"),
+    out: Optional[Path] = typer.Option(None, help="also write items.parquet and summary.json here"),
+) -> None:
+    """String-metric overall success and transfer score of saved predictions (the official notebook's input)."""
+    from babelprobe.analysis.eclektic import rescore_predictions
+
+    try:
+        items, summary = rescore_predictions(file, columns)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    print_eclektic_summary(summary, None, console)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        items.to_parquet(out / store.ITEMS)
+        store.write_json(out / store.SUMMARY, summary)
+        console.print(f"results: {out}")
+
+
+@app.command("size-curve")
+def size_curve_command(
+    run_dirs: list[Path] = typer.Argument(..., help="eclektic run directories of one model family, any order"),
+    out: Path = typer.Option(Path("size_curve.png"), help="figure to write"),
+    setting: str = typer.Option("closed-book", help="which setting to plot"),
+) -> None:
+    """Overall success and transfer score against model size (ECLeKTiC Fig. 6)."""
+    from babelprobe.report.figures import size_curve
+
+    table = Table(title=f"size curve ({setting})")
+    for col in ("model", "parameters", "overall %", "transfer %"):
+        table.add_column(col)
+    points = []
+    for run_dir in run_dirs:
+        try:
+            manifest = store.read_manifest(run_dir)
+            summary = summarise_eclektic(store.read_items(run_dir), manifest.config.get("judges", []))
+        except FileNotFoundError as exc:
+            _fail(str(exc))
+        if manifest.probe != "eclektic" or not manifest.model_parameters:
+            _fail(f"{run_dir}: not an eclektic run with a known model size")
+        chosen = next((s for s in summary.settings if s.setting == setting), None)
+        if chosen is None:
+            _fail(f"{run_dir}: has no {setting!r} results")
+        scores = chosen.judge or chosen.string
+        points.append((manifest.model.spec, manifest.model_parameters, scores.overall.value, scores.transfer.value))
+    for spec, size, overall, transfer in sorted(points, key=lambda p: p[1]):
+        table.add_row(spec, f"{size:,}", f"{100 * overall:.1f}", f"{100 * transfer:.1f}")
+    console.print(table)
+    console.print(f"figure: {size_curve(points, out)}")
 
 
 @app.command()
@@ -99,13 +206,18 @@ def demo(
     model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
     device: str = typer.Option("auto"),
 ) -> None:
-    """The demo suite, offline on the bundled model: CKA (first-token and full) on 300 facts in 6 languages."""
+    """The demo suite, offline on the bundled models: CKA (first-token and full) on 300 facts in 6
+    languages; ECLeKTiC closed-book and source-language-name hint, judged by the bundled instruct model."""
     code = 0
     for mode in ("first-token", "full"):
         console.rule(f"cka, {mode} mode")
-        config = RunConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
+        config = CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
                            device=device, overwrite=True)
         code = max(code, _execute(config))
+    console.rule("eclektic: closed-book and source-language-name hint, judge " + DEMO_JUDGE)
+    config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
+                            judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)
+    code = max(code, _execute(config))
     raise typer.Exit(code)
 
 
@@ -117,24 +229,33 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
         items = store.read_items(run_dir)
     except FileNotFoundError as exc:
         _fail(str(exc))
-    resamples = manifest.config.get("bootstrap_resamples", 10_000)
-    print_cka_summary(summarise_cka(items, resamples, manifest.seed), manifest, console)
+    if manifest.probe == "eclektic":
+        summary = summarise_eclektic(items, manifest.config.get("judges", []))
+    else:
+        summary = summarise_cka(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
+    _print_summary(summary, manifest)
 
 
 @app.command()
 def validate(
     file: Path = typer.Argument(..., help="dataset file or <lang>.parquet directory"),
-    probe: str = typer.Option("cka", help="probe family whose schema to check"),
+    probe: str = typer.Option("cka", help="probe family whose schema to check: cka, eclektic"),
+    columns: Optional[str] = typer.Option(None, help="eclektic column mapping FIELD=COLUMN,..."),
 ) -> None:
     """Check a dataset without running anything; exit 2 naming file, row and field on problems."""
-    if probe != "cka":
-        _fail(f"unknown probe {probe!r} (available: cka)")
     try:
-        facts = load_cka_facts(file)
-    except DatasetError as exc:
+        if probe == "cka":
+            facts = load_cka_facts(file)
+            langs = sorted({f.language for f in facts})
+            what = f"{len(facts)} facts in {len(langs)} language(s): {', '.join(langs)}"
+        elif probe == "eclektic":
+            rows = load_eclektic(file, ColumnMap.parse(columns))
+            what = f"{len({r.q_id for r in rows})} questions, {len(rows)} rows"
+        else:
+            _fail(f"unknown probe {probe!r} (available: cka, eclektic)")
+    except (DatasetError, ValueError) as exc:
         _fail(str(exc))
-    langs = sorted({f.language for f in facts})
-    console.print(f"[green]ok[/green]: {len(facts)} facts in {len(langs)} language(s): {', '.join(langs)}")
+    console.print(f"[green]ok[/green]: {what}")
 
 
 @app.command()

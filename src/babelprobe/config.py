@@ -1,4 +1,4 @@
-"""Run configuration (from CLI flags), validated before anything runs and stored in the manifest."""
+"""Run configurations (from CLI flags), validated before anything runs and stored in manifests."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from babelprobe.data.eclektic import ColumnMap
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
 
 
@@ -14,13 +15,10 @@ def default_response_cache() -> Path:
     return home_dir() / "responses.sqlite"
 
 
-class RunConfig(BaseModel):
-    probe: Literal["cka"] = "cka"
+class RunOptions(BaseModel):
+    """What every probe run takes: the model, where results go, and how to compute."""
+
     model: str = DEFAULT_MODEL
-    data: Path
-    langs: list[str] | None = None
-    limit: int | None = Field(default=None, ge=1, description="facts per language")
-    mode: Literal["first-token", "full"] = "first-token"
     out: Path
     seed: int = 0
     batch_size: int = Field(default=32, ge=1)
@@ -30,4 +28,27 @@ class RunConfig(BaseModel):
     cache: Path | None = Field(default_factory=default_response_cache, description="None: no cache")
     allow_errors: bool = False
     overwrite: bool = False
+
+
+class CKAConfig(RunOptions):
+    probe: Literal["cka"] = "cka"
+    data: Path
+    langs: list[str] | None = None
+    limit: int | None = Field(default=None, ge=1, description="facts per language")
+    mode: Literal["first-token", "full"] = "first-token"
     bootstrap_resamples: int = Field(default=10_000, ge=100)
+
+
+class EclekticConfig(RunOptions):
+    probe: Literal["eclektic"] = "eclektic"
+    data: Path
+    columns: ColumnMap = Field(default_factory=ColumnMap)
+    settings: list[Literal["closed-book", "general-hint", "source-language-name", "source-language-title",
+                           "open-book"]] = ["closed-book"]
+    judges: list[str] = Field(default_factory=list, description="judge model specs; majority vote")
+    langs: list[str] | None = None
+    limit: int | None = Field(default=None, ge=1, description="questions (seeded sample)")
+    max_tokens: int = Field(default=64, ge=1)
+    judge_max_tokens: int = Field(default=8, ge=1)
+    batch_size: int = Field(default=8, ge=1)
+    figures: bool = True

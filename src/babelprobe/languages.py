@@ -54,3 +54,17 @@ def joins_without_space(text_before: str) -> bool:
         if not unicodedata.category(ch).startswith("P"):
             return False
     return False
+
+
+def language_name(code: str) -> str:
+    """English name of a language code ('he' -> 'Hebrew'), as the papers' prompts use them
+    (langcodes' CLDR data, offline)."""
+    import langcodes
+
+    try:
+        name = langcodes.Language.get(code).display_name("en")
+    except (ValueError, LookupError) as exc:
+        raise ValueError(f"unknown language code {code!r}") from exc
+    if name.startswith("Unknown language"):
+        raise ValueError(f"unknown language code {code!r}")
+    return name

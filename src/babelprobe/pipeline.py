@@ -1,67 +1,162 @@
-"""One probe run end to end: validate the data, load the model, answer, store, summarise.
+"""Probe runs end to end: validate the data, load the model, answer, store, summarise.
 
-The summary is computed from the stored items.parquet, never from memory, so ``babelprobe
-report`` on the run directory gives the same tables."""
+Summaries are computed from the stored items.parquet, never from memory, so ``babelprobe
+report`` on a run directory gives the same tables."""
 
 from __future__ import annotations
 
+import random
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
+from pydantic import BaseModel
+
+from babelprobe import store
 from babelprobe.analysis.cka import CKASummary, summarise_cka
-from babelprobe.config import RunConfig
+from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
+from babelprobe.config import CKAConfig, EclekticConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
+from babelprobe.data.eclektic import load_eclektic
 from babelprobe.models import load_backend
-from babelprobe.models.base import Backend
+from babelprobe.models.base import Backend, request_key
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
 from babelprobe.probes.cka import CKAProbe
-from babelprobe.runner import Runner, run_probe
-from babelprobe import store
+from babelprobe.probes.eclektic import EclekticProbe, judge_request, with_judgements
+from babelprobe.runner import ProbeRun, Runner, RunnerStats, run_probe
 
 
 @dataclass
 class RunOutcome:
     out: Path
     manifest: store.Manifest
-    summary: CKASummary
+    summary: BaseModel
 
 
-def data_files(paths: set[str]) -> dict[str, str]:
+def data_files(sources: set[str]) -> dict[str, str]:
+    """sha256 of every file the items came from (``source`` is 'file:row')."""
+    paths = {s.rsplit(":", 1)[0] for s in sources}
     return {p: sha256_file(Path(p)) for p in sorted(paths)}
 
 
-def run_cka(config: RunConfig, backend: Backend | None = None, progress: bool = False) -> RunOutcome:
+def _backend(config: RunOptions, spec: str) -> Backend:
+    return load_backend(spec, device=config.device, dtype=config.dtype, max_length=config.max_length)
+
+
+@contextmanager
+def _cache(config: RunOptions) -> Iterator[ResponseCache | None]:
+    cache = ResponseCache(config.cache) if config.cache is not None else None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _finish(config: RunOptions, backend: Backend, records: list[BaseModel], summarise, sources: set[str],
+            stats: RunnerStats, errors: int, timings: dict[str, float], judges: list[Backend] = ()) -> RunOutcome:
+    """Write items, then the summary computed from the stored items, then the manifest (last)."""
+    store.write_items(config.out, records)
+    t0 = time.perf_counter()
+    summary = summarise(store.read_items(config.out))
+    store.write_json(config.out / store.SUMMARY, summary)
+    timings["summary"] = time.perf_counter() - t0
+    manifest = store.new_manifest(
+        probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
+        model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],
+        data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records), errors=errors,
+        requests=store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
+                                     computed=stats.computed, failed=stats.failed, batches=stats.batches),
+    )
+    store.write_json(config.out / store.MANIFEST, manifest)
+    return RunOutcome(config.out, manifest, summary)
+
+
+def run_cka(config: CKAConfig, backend: Backend | None = None, progress: bool = False) -> RunOutcome:
     """Run the CKA probe; ``backend`` lets a caller reuse a loaded model (tests, notebooks)."""
     t_start = time.perf_counter()
     facts = load_cka_facts(config.data, config.langs, config.limit, config.seed)  # validates first
     store.prepare_run_dir(config.out, config.overwrite)
     t_load = time.perf_counter()
-    if backend is None:
-        backend = load_backend(config.model, device=config.device, dtype=config.dtype,
-                               max_length=config.max_length)
+    backend = backend or _backend(config, config.model)
     load_seconds = time.perf_counter() - t_load
-    cache = ResponseCache(config.cache) if config.cache is not None else None
-    try:
+    with _cache(config) as cache:
         runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
         result = run_probe(CKAProbe(config.mode), facts, runner)
-    finally:
-        if cache is not None:
-            cache.close()
-    store.write_items(config.out, result.records)
-    t_summary = time.perf_counter()
-    summary = summarise_cka(store.read_items(config.out), config.bootstrap_resamples, config.seed)
-    store.write_json(config.out / store.SUMMARY, summary)
-    s = result.stats
-    manifest = store.new_manifest(
-        probe="cka", config=config.model_dump(mode="json"), model=backend.fingerprint,
-        data_files=data_files({f.source.rsplit(':', 1)[0] for f in facts}), seed=config.seed,
-        timings={"model_load": load_seconds, **result.seconds,
-                 "summary": time.perf_counter() - t_summary, "total": time.perf_counter() - t_start},
-        items=len(result.records), errors=result.errors,
-        requests=store.RequestCounts(requested=s.requested, unique=s.unique, cached=s.cached,
-                                     computed=s.computed, failed=s.failed, batches=s.batches),
-    )
-    store.write_json(config.out / store.MANIFEST, manifest)
-    return RunOutcome(config.out, manifest, summary)
+    timings = {"model_load": load_seconds, **result.seconds, "total": time.perf_counter() - t_start}
+    return _finish(config, backend, result.records,
+                   lambda items: summarise_cka(items, config.bootstrap_resamples, config.seed),
+                   {f.source for f in facts}, runner.stats, result.errors, timings)
+
+
+def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
+                 judges: dict[str, Backend] | None = None, progress: bool = False) -> RunOutcome:
+    """Answer every question in every setting, then have each judge rule on every answer."""
+    t_start = time.perf_counter()
+    need_context = "open-book" in config.settings or bool(config.judges)
+    rows = load_eclektic(config.data, config.columns, need_context=need_context, langs=config.langs)
+    if config.limit is not None:
+        q_ids = sorted({r.q_id for r in rows})
+        if config.limit < len(q_ids):
+            keep = set(random.Random(config.seed).sample(q_ids, config.limit))
+            rows = [r for r in rows if r.q_id in keep]
+    store.prepare_run_dir(config.out, config.overwrite)
+    t_load = time.perf_counter()
+    backend = backend or _backend(config, config.model)
+    judges = dict(judges or {})
+    for spec in config.judges:
+        if spec not in judges:
+            judges[spec] = backend if spec == config.model else _backend(config, spec)
+    timings = {"model_load": time.perf_counter() - t_load}
+    records, errors = [], 0
+    with _cache(config) as cache:
+        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
+        for setting in config.settings:
+            probe = EclekticProbe(setting, chat=backend.has_chat_template, max_tokens=config.max_tokens)
+            result: ProbeRun = run_probe(probe, rows, runner)
+            records += list(zip(rows, result.records))
+            for key, value in result.seconds.items():
+                timings[f"{setting}:{key}"] = value
+        t_judge = time.perf_counter()
+        if judges:
+            records = _judge(records, [judges[s] for s in config.judges], cache, config, progress)
+        timings["judge"] = time.perf_counter() - t_judge
+    final = [record for _, record in records]
+    errors = sum(r.error is not None for r in final)
+    timings["total"] = time.perf_counter() - t_start
+    judge_backends = [judges[s] for s in config.judges]
+    outcome = _finish(config, backend, final, lambda items: summarise_eclektic(items, config.judges),
+                      {r.source for r in rows}, runner.stats, errors, timings, judge_backends)
+    if config.figures:
+        from babelprobe.report.figures import eclektic_figures
+
+        eclektic_figures(outcome.summary, config.out)
+    return outcome
+
+
+def _judge(records, judges: list[Backend], cache, config: EclekticConfig, progress: bool):
+    """Every answered record gets one verdict per judge; a judge that fails makes it an error."""
+    answered = [(row, rec) for row, rec in records if rec.error is None]
+    verdicts: dict[int, list[str]] = {id(rec): [] for _, rec in answered}
+    failures: dict[int, str] = {}
+    for judge in judges:
+        requests = [judge_request(row, rec.prediction or "", judge.has_chat_template, config.judge_max_tokens)
+                    for row, rec in answered]
+        outcomes = Runner(judge, cache=cache, batch_size=config.batch_size, progress=progress).run(requests)
+        for (_, rec), request in zip(answered, requests):
+            got = outcomes[request_key(request)]
+            if got.error:
+                failures[id(rec)] = f"judge {judge.fingerprint.spec} failed: {got.error}"
+            else:
+                verdicts[id(rec)].append(got.response.text)
+    out = []
+    for row, rec in records:
+        if id(rec) in failures:
+            rec = rec.model_copy(update={"error": failures[id(rec)]})
+        elif rec.error is None:
+            rec = with_judgements(rec, verdicts[id(rec)])
+        out.append((row, rec))
+    return out

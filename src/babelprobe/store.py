@@ -38,6 +38,8 @@ class Manifest(BaseModel):
     command: list[str]
     config: dict[str, Any]
     model: Fingerprint
+    model_parameters: int | None = None
+    judges: list[Fingerprint] = []
     data_files: dict[str, str]  # path -> sha256
     versions: dict[str, str]
     git_revision: str | None

@@ -129,6 +129,8 @@ class Backend(Protocol):
     and raises if it cannot answer (the runner then isolates the failing request)."""
 
     fingerprint: Fingerprint
+    has_chat_template: bool  # Generate may send chat messages
+    parameters: int | None  # model size, for size curves
 
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]: ...
 

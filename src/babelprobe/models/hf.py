@@ -124,6 +124,14 @@ class TransformersBackend:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
         return cls(model, tokenizer, fingerprint_fn(device, str(torch_dtype).removeprefix("torch.")), max_length)
 
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    @property
+    def parameters(self) -> int:
+        return int(self.model.num_parameters())
+
     # ------------------------------------------------------------------ core forward
     def _check_length(self, ids: Sequence[int]) -> None:
         if len(ids) > self.max_length:
@@ -145,23 +153,18 @@ class TransformersBackend:
     @torch.inference_mode()
     def _score(self, rows: Sequence[Sequence[int]], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
         """One padded forward over ``rows``; for each query, the log-probs of its token ids and
-        the argmax token at its position. Only the last ``keep`` positions get logits."""
+        the argmax token at its position. The LM head runs on the queried positions only."""
         for row in rows:
             self._check_length(row)
         ids, mask, positions = self._left_pad(rows)
         width = ids.shape[1]
         # query position p of row r sits at padded column width - len(r) + p
-        columns = [width - len(rows[q.row]) + q.position for q in queries]
-        keep = width - min(columns)
-        logits = self.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep
-        ).logits
+        row_index = torch.tensor([q.row for q in queries], device=ids.device)
+        col_index = torch.tensor([width - len(rows[q.row]) + q.position for q in queries], device=ids.device)
+        picked = self._logits_at(ids, mask, positions, row_index, col_index).float()  # (queries, vocab)
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         self.stats.contexts.extend(tuple(r) for r in rows)
-        row_index = torch.tensor([q.row for q in queries], device=logits.device)
-        col_index = torch.tensor([c - (width - keep) for c in columns], device=logits.device)
-        picked = logits[row_index, col_index].float()  # (queries, vocab): only what is scored
         norm = torch.logsumexp(picked, dim=-1)
         best = picked.argmax(dim=-1)
         out = []
@@ -169,6 +172,23 @@ class TransformersBackend:
             targets = torch.tensor(q.token_ids, device=picked.device)
             out.append(((picked[i, targets] - norm[i]).tolist(), int(best[i])))
         return out
+
+    def _logits_at(self, ids, mask, positions, row_index, col_index) -> torch.Tensor:
+        """Logits at (row, column) pairs only. Where the head is a plain linear layer (with
+        Gemma-style final soft-capping) the decoder's hidden states are gathered first, so the
+        262k-wide head runs once per scored position instead of once per padded position."""
+        config = self.model.config
+        plain_head = not any(getattr(config, name, None) not in (None, 1.0) for name in ("logit_scale", "logits_scaling"))
+        decoder = getattr(self.model, "model", None)
+        head = self.model.get_output_embeddings()
+        if plain_head and decoder is not None and head is not None:
+            hidden = decoder(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state
+            logits = head(hidden[row_index, col_index])
+            cap = getattr(config, "final_logit_softcapping", None)
+            return torch.tanh(logits / cap) * cap if cap else logits
+        keep = ids.shape[1] - int(col_index.min())
+        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep).logits
+        return logits[row_index, col_index - (ids.shape[1] - keep)]
 
     # ------------------------------------------------------------------ request kinds
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
@@ -260,7 +280,7 @@ class TransformersBackend:
 
     def _prompt_ids(self, r: Generate) -> list[int]:
         if r.messages is not None:
-            if not self.tokenizer.chat_template:
+            if not self.has_chat_template:
                 raise ValueError(f"{self.fingerprint.spec} has no chat template; send a plain prompt")
             return list(
                 self.tokenizer.apply_chat_template(

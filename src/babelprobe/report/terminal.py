@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.table import Table
 
 from babelprobe.analysis.cka import CKASummary, GroupAccuracy
+from babelprobe.analysis.eclektic import EclekticSummary, Score
 from babelprobe.store import Manifest
 
 
@@ -55,3 +58,37 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
             f"{r.cached} cached, {r.computed} computed, {r.failed} failed; "
             f"{manifest.timings.get('total', 0):.1f} s total"
         )
+
+
+def _score(s: Score | None) -> str:
+    """'-' where undefined (no judge, or no source answer right so transfer has no denominator)."""
+    if s is None or math.isnan(s.value):
+        return "-"
+    return f"{100 * s.value:.1f} ± {100 * s.margin:.1f}"
+
+
+def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
+                           console: Console | None = None) -> None:
+    """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
+    console = console or Console()
+    title = "ECLeKTiC overall success and transfer score (%, 95% margin)"
+    if manifest is not None:
+        title += f" — {manifest.model.spec}"
+    table = Table(title=title)
+    for col in ("setting", "pairs", "judge: overall", "transfer", "string: overall", "transfer"):
+        table.add_column(col, justify="left" if col == "setting" else "right")
+    for s in summary.settings:
+        table.add_row(s.setting, str(s.string.overall.n),
+                      _score(s.judge.overall if s.judge else None), _score(s.judge.transfer if s.judge else None),
+                      _score(s.string.overall), _score(s.string.transfer))
+    console.print(table)
+    for s in summary.settings:
+        parts = [f"{label}-script: overall {_score(t.overall)}, transfer {_score(t.transfer)} ({t.overall.n} pairs)"
+                 for label, t in s.same_script.items()]
+        console.print(f"{s.setting}: {s.errors} errors; official-notebook string metric (compat): overall "
+                      f"{_score(s.string_compat.overall)}, transfer {_score(s.string_compat.transfer)}; "
+                      + "; ".join(parts), soft_wrap=True)
+    if summary.judges:
+        console.print("judges: " + ", ".join(summary.judges) + " (majority vote)", soft_wrap=True)
+    if manifest is not None:
+        console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")

@@ -1,0 +1,155 @@
+"""ECLeKTiC overall success and transfer score from stored items (ECLeKTiC §3, §3.1).
+
+For each question q with source language s and each other target language t:
+
+    S(q, t) = R_t * R_s          (string metric: word recall; judge: 0/1 correctness)
+    overall  = mean of S over all cross-lingual pairs
+    transfer = sum of S / sum over questions of R_s * n_targets(q)
+
+where n_targets(q) is the number of target languages q has *in the data* (the official notebook
+assumes 11). With binary judge scores the transfer denominator is |K| x n_targets, K the
+questions answered correctly in their source language. 95% margins follow the official
+notebook: a normal approximation, with the effective sample size (sum w)^2 / sum w^2 for the
+weighted transfer score.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+from scipy.stats import norm
+
+Z95 = float(norm.ppf(0.975))
+
+
+class Score(BaseModel):
+    value: float
+    margin: float  # 95% half-width
+    n: int  # cross-lingual pairs
+
+
+class TransferScores(BaseModel):
+    overall: Score
+    transfer: Score
+    source_accuracy: float  # mean R_s over questions (the diagonal of the overall matrix)
+    questions: int
+
+
+def _margin(p: float, n_eff: float) -> float:
+    if n_eff <= 0 or math.isnan(p):
+        return math.nan
+    return Z95 * math.sqrt(max(p * (1 - p), 0.0) / n_eff)
+
+
+def pair_table(items: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Cross-lingual pairs with their target score R_t and source score R_s, and the source
+    scores per question. Pairs whose target or source row errored are left out (counted by the
+    caller from the error column), never scored as 0."""
+    ok = items[items["error"].isna()]
+    source = ok[ok["is_source"]].set_index("q_id")[metric].astype(float)
+    pairs = ok[~ok["is_source"]].copy()
+    pairs = pairs[pairs["q_id"].isin(source.index)]
+    pairs["r_t"] = pairs[metric].astype(float)
+    pairs["r_s"] = pairs["q_id"].map(source)
+    pairs["s"] = pairs["r_t"] * pairs["r_s"]
+    return pairs, source
+
+
+def transfer_scores(pairs: pd.DataFrame, source: pd.Series) -> TransferScores:
+    n = len(pairs)
+    overall = float(pairs["s"].mean()) if n else math.nan
+    weights = pairs["r_s"].to_numpy()  # each pair weighs its question's source score
+    total_w = float(weights.sum())
+    transfer = float(pairs["s"].sum() / total_w) if total_w > 0 else math.nan
+    n_eff = total_w**2 / float((weights**2).sum()) if total_w > 0 else 0.0
+    questions = source[source.index.isin(pairs["q_id"])] if n else source
+    return TransferScores(
+        overall=Score(value=overall, margin=_margin(overall, n), n=n),
+        transfer=Score(value=transfer, margin=_margin(transfer, n_eff), n=n),
+        source_accuracy=float(questions.mean()) if len(questions) else math.nan,
+        questions=int(len(questions)),
+    )
+
+
+def language_matrices(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
+    """Per (source, target) overall and transfer (Figs. 5, 11). The diagonal holds the source
+    accuracy (overall) and 1.0 (transfer, by definition) where any source answer was right."""
+    out: dict[str, dict[str, dict[str, float]]] = {"overall": {}, "transfer": {}}
+    src_lang = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["source_language"]
+    for s_lang, group in pairs.groupby("source_language"):
+        for t_lang, cell in group.groupby("target_language"):
+            w = cell["r_s"].sum()
+            out["overall"].setdefault(s_lang, {})[t_lang] = float(cell["s"].mean())
+            out["transfer"].setdefault(s_lang, {})[t_lang] = float(cell["s"].sum() / w) if w > 0 else math.nan
+    for s_lang, scores in source.groupby(src_lang.reindex(source.index)):
+        out["overall"].setdefault(s_lang, {})[s_lang] = float(scores.mean())
+        out["transfer"].setdefault(s_lang, {})[s_lang] = 1.0 if scores.sum() > 0 else math.nan
+    return out
+
+
+class SettingSummary(BaseModel):
+    setting: str
+    items: int
+    errors: int
+    string: TransferScores
+    string_compat: TransferScores
+    judge: TransferScores | None
+    same_script: dict[str, TransferScores]  # "same" / "cross" -> scores (judge if judged, else string)
+    matrices: dict[str, dict[str, dict[str, dict[str, float]]]]  # metric -> overall/transfer -> s -> t
+
+
+class EclekticSummary(BaseModel):
+    settings: list[SettingSummary]
+    judges: list[str]
+
+
+def summarise_setting(items: pd.DataFrame) -> SettingSummary:
+    judged = "judge_correct" in items and items["judge_correct"].notna().any()
+    metrics = {"string": "recall", "string_compat": "recall_compat"}
+    if judged:
+        metrics["judge"] = "judge_correct"
+    scores, matrices = {}, {}
+    for name, column in metrics.items():
+        pairs, source = pair_table(items, column)
+        scores[name] = transfer_scores(pairs, source)
+        matrices[name] = language_matrices(pairs, source, items)
+    main = "judge_correct" if judged else "recall"
+    pairs, source = pair_table(items, main)
+    script_of = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["script"]
+    same = pairs["script"].to_numpy() == pairs["q_id"].map(script_of).to_numpy()
+    by_script = {label: transfer_scores(pairs[mask], source) for label, mask in (("same", same), ("cross", ~same))
+                 if np.any(mask)}
+    return SettingSummary(
+        setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
+        string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
+        same_script=by_script, matrices=matrices,
+    )
+
+
+def summarise_eclektic(items: pd.DataFrame, judges: list[str] | None = None) -> EclekticSummary:
+    return EclekticSummary(
+        settings=[summarise_setting(group) for _, group in items.groupby("setting", sort=False)],
+        judges=judges or [],
+    )
+
+
+def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame, EclekticSummary]:
+    """Score a predictions file in the official string-metric input format (q_id,
+    original_language, target_language, answer, prediction) without a model."""
+    from babelprobe.data.eclektic import ColumnMap, load_eclektic
+    from babelprobe.languages import detect_script
+    from babelprobe.metrics.eclektic import word_recall
+
+    rows = load_eclektic(path, ColumnMap.parse(columns), predictions=True)
+    items = pd.DataFrame([{
+        "q_id": r.q_id, "source_language": r.source_language, "target_language": r.target_language,
+        "is_source": r.is_source, "setting": "rescored", "script": detect_script(r.question or r.answer),
+        "answer": r.answer, "prediction": r.prediction,
+        "recall": word_recall(r.answer, r.prediction or "", r.target_language, "normalized"),
+        "recall_compat": word_recall(r.answer, r.prediction or "", r.target_language, "compat"),
+        "error": None,
+    } for r in rows])
+    return items, summarise_eclektic(items)
