@@ -1,4 +1,4 @@
-"""The ``babelprobe`` command: run, demo, report, validate, models, datasets."""
+"""The ``babelprobe`` command: run, demo, report, rescore, size-curve, validate, models, datasets."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from babelprobe import store
@@ -41,7 +42,7 @@ DATASETS = {
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/bold red] {message}", soft_wrap=True, markup=True, highlight=False)
+    err.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 

@@ -110,8 +110,9 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
     for spec in config.judges:
         if spec not in judges:
             judges[spec] = backend if spec == config.model else _backend(config, spec)
+    judge_backends = [judges[s] for s in config.judges]
     timings = {"model_load": time.perf_counter() - t_load}
-    records, errors = [], 0
+    records = []
     with _cache(config) as cache:
         runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
         for setting in config.settings:
@@ -121,13 +122,12 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
             for key, value in result.seconds.items():
                 timings[f"{setting}:{key}"] = value
         t_judge = time.perf_counter()
-        if judges:
-            records = _judge(records, [judges[s] for s in config.judges], cache, config, progress)
+        if judge_backends:
+            records = _judge(records, judge_backends, cache, config, progress)
         timings["judge"] = time.perf_counter() - t_judge
     final = [record for _, record in records]
     errors = sum(r.error is not None for r in final)
     timings["total"] = time.perf_counter() - t_start
-    judge_backends = [judges[s] for s in config.judges]
     outcome = _finish(config, backend, final, lambda items: summarise_eclektic(items, config.judges),
                       {r.source for r in rows}, runner.stats, errors, timings, judge_backends)
     if config.figures:
@@ -139,24 +139,25 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
 
 def _judge(records, judges: list[Backend], cache, config: EclekticConfig, progress: bool):
     """Every answered record gets one verdict per judge; a judge that fails makes it an error."""
-    answered = [(row, rec) for row, rec in records if rec.error is None]
-    verdicts: dict[int, list[str]] = {id(rec): [] for _, rec in answered}
+    answered = [i for i, (_, rec) in enumerate(records) if rec.error is None]
+    verdicts: dict[int, list[str]] = {i: [] for i in answered}
     failures: dict[int, str] = {}
     for judge in judges:
-        requests = [judge_request(row, rec.prediction or "", judge.has_chat_template, config.judge_max_tokens)
-                    for row, rec in answered]
-        outcomes = Runner(judge, cache=cache, batch_size=config.batch_size, progress=progress).run(requests)
-        for (_, rec), request in zip(answered, requests):
+        requests = {i: judge_request(records[i][0], records[i][1].prediction or "", judge.has_chat_template,
+                                     config.judge_max_tokens) for i in answered}
+        runner = Runner(judge, cache=cache, batch_size=config.batch_size, progress=progress)
+        outcomes = runner.run(requests.values())
+        for i, request in requests.items():
             got = outcomes[request_key(request)]
             if got.error:
-                failures[id(rec)] = f"judge {judge.fingerprint.spec} failed: {got.error}"
+                failures[i] = f"judge {judge.fingerprint.spec} failed: {got.error}"
             else:
-                verdicts[id(rec)].append(got.response.text)
+                verdicts[i].append(got.response.text)
     out = []
-    for row, rec in records:
-        if id(rec) in failures:
-            rec = rec.model_copy(update={"error": failures[id(rec)]})
-        elif rec.error is None:
-            rec = with_judgements(rec, verdicts[id(rec)])
+    for i, (row, rec) in enumerate(records):
+        if i in failures:
+            rec = rec.model_copy(update={"error": failures[i]})
+        elif i in verdicts:
+            rec = with_judgements(rec, verdicts[i])
         out.append((row, rec))
     return out

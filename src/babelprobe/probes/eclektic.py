@@ -12,7 +12,6 @@ judge models with the prompt of Fig. 9 (the source context as TEXT).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Literal
 
 from pydantic import BaseModel
@@ -25,7 +24,7 @@ from babelprobe.models.base import ChatMessage, Generate, GenerateResult, Reques
 Setting = Literal["closed-book", "general-hint", "source-language-name", "source-language-title", "open-book"]
 SETTINGS: tuple[str, ...] = ("closed-book", "general-hint", "source-language-name", "source-language-title", "open-book")
 
-# Fig. 10, verbatim.
+# Fig. 10 (the instruction and the question as separate paragraphs).
 PROMPTS: dict[str, str] = {
     "closed-book": "{question}",
     "general-hint": "Answer the following question based on your knowledge in another language.\n\n{question}",
@@ -138,6 +137,5 @@ def judge_request(row: EclekticRow, prediction: str, chat: bool, max_tokens: int
 def with_judgements(record: EclekticRecord, answers: list[str]) -> EclekticRecord:
     """Attach the judges' raw answers, their parsed votes and the majority verdict."""
     votes = [parse_judge(a) for a in answers]
-    tally = Counter(v for v in votes if v is not None)
-    correct = tally[True] > len(votes) / 2  # strict majority of all judges; unparsed count against
+    correct = sum(v is True for v in votes) > len(votes) / 2  # strict majority; unparsed count against
     return record.model_copy(update={"judge_answers": answers, "judge_votes": votes, "judge_correct": correct})
