@@ -117,3 +117,13 @@ def test_run_with_judge_on_bundled_models(tmp_path, gemma, smollm2):
     curve = cli.invoke(app, ["size-curve", str(tmp_path / "run"), "--out", str(tmp_path / "curve.png")])
     assert curve.exit_code == 0, curve.output
     assert (tmp_path / "curve.png").exists()
+
+
+def test_cli_validate_and_bad_columns(tmp_path):
+    ok = cli.invoke(app, ["validate", str(DEMO_ECLEKTIC), "--probe", "eclektic"])
+    assert ok.exit_code == 0 and "6 questions, 30 rows" in ok.output
+    bad = cli.invoke(app, ["run", "eclektic", "--columns", "question", "--out", str(tmp_path / "r"), "--no-cache"])
+    assert bad.exit_code == 2 and "FIELD=COLUMN" in bad.output
+    unknown = cli.invoke(app, ["run", "eclektic", "--settings", "closed-book,oracle", "--out", str(tmp_path / "r"),
+                               "--no-cache"])
+    assert unknown.exit_code == 2 and "--settings" in unknown.output and not (tmp_path / "r").exists()

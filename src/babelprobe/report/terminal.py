@@ -75,17 +75,17 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
     if manifest is not None:
         title += f" — {manifest.model.spec}"
     table = Table(title=title)
-    for col in ("setting", "pairs", "judge: overall", "transfer", "string: overall", "transfer"):
-        table.add_column(col, justify="left" if col == "setting" else "right")
+    table.add_column("setting", no_wrap=True)
+    for col in ("judge: overall", "transfer", "string: overall", "transfer"):
+        table.add_column(col, justify="right")
     for s in summary.settings:
-        table.add_row(s.setting, str(s.string.overall.n),
-                      _score(s.judge.overall if s.judge else None), _score(s.judge.transfer if s.judge else None),
+        table.add_row(s.setting, _score(s.judge.overall if s.judge else None), _score(s.judge.transfer if s.judge else None),
                       _score(s.string.overall), _score(s.string.transfer))
     console.print(table)
     for s in summary.settings:
         parts = [f"{label}-script: overall {_score(t.overall)}, transfer {_score(t.transfer)} ({t.overall.n} pairs)"
                  for label, t in s.same_script.items()]
-        console.print(f"{s.setting}: {s.errors} errors; official-notebook string metric (compat): overall "
+        console.print(f"{s.setting}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
                       f"{_score(s.string_compat.overall)}, transfer {_score(s.string_compat.transfer)}; "
                       + "; ".join(parts), soft_wrap=True)
     if summary.judges:
