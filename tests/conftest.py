@@ -37,6 +37,8 @@ def polyglot_dir() -> Path:
 
 @pytest.fixture
 def fresh(gemma):
-    """The session Gemma backend with its forward counters reset."""
+    """The session Gemma backend with its forward counters reset, recording its rows."""
     gemma.stats.reset()
-    return gemma
+    gemma.stats.keep_contexts = True
+    yield gemma
+    gemma.stats.keep_contexts = False

@@ -1,9 +1,10 @@
 """The transformers backend: HF directories and hub ids, GGUF files (dequantised), CPU and CUDA.
 
-Speed rules (issue #2): requests arrive length-sorted from the runner's collator; each batch is
-left-padded with explicit position ids; only the logits that are scored are computed
-(``logits_to_keep``), and log-probabilities are taken as ``logit - logsumexp`` at those positions
-only, never a full-vocabulary log_softmax over every position.
+Speed rules (issue #2): requests arrive length-sorted from the runner's collator, requests that
+share a context in the same batch; a request whose tokens are a prefix of another's is read off
+that longer row (``share_prefixes``); each batch is left-padded with explicit position ids; the LM
+head runs only at the scored positions, and log-probabilities are ``logit - logsumexp`` there,
+never a full-vocabulary log_softmax over every position.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from babelprobe.models.tokenization import BoundaryTokenizer
 
 @dataclass
 class ForwardStats:
-    """Counts what the backend really computed (tests pin 'one forward per unique stem')."""
+    """Counts what the backend really computed (tests pin 'one forward per unique stem');
+    the rows themselves are kept only when ``keep_contexts`` is set."""
 
     forward_calls: int = 0
     sequences: int = 0
+    keep_contexts: bool = False
     contexts: list[tuple[int, ...]] = field(default_factory=list)
 
     def reset(self) -> None:
@@ -164,7 +167,8 @@ class TransformersBackend:
         picked = self._logits_at(ids, mask, positions, row_index, col_index).float()  # (queries, vocab)
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
-        self.stats.contexts.extend(tuple(r) for r in rows)
+        if self.stats.keep_contexts:
+            self.stats.contexts.extend(tuple(r) for r in rows)
         norm = torch.logsumexp(picked, dim=-1)
         best = picked.argmax(dim=-1)
         out = []
