@@ -1,0 +1,179 @@
+"""OWL scoring: output parsers and metrics for direct probing, name cloze and prefix probing
+(OWL §2.1-2.3, footnotes 4 and 6; the authors' evaluation scripts for the exact rules).
+
+Similarity is ``rapidfuzz.fuzz.ratio`` / 100: the normalised InDel similarity
+``1 - (insertions + deletions) / (len(a) + len(b))``. It is what the authors' scripts compute
+(``fuzzywuzzy.fuzz.ratio``, whose scores rapidfuzz reproduces), so the paper's thresholds (0.9
+for titles and authors, 0.7 for names) keep their meaning; a plain Levenshtein ratio would be
+stricter for the same threshold. Normalisation is ``unidecode`` + lowercase (+ strip).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable
+
+from rapidfuzz import fuzz
+from unidecode import unidecode
+
+DIRECT_PROBE_THRESHOLD = 0.9
+NAME_CLOZE_THRESHOLD = 0.7
+
+
+def normalize(text: str) -> str:
+    """unidecode + lowercase + collapsed whitespace: 'Don Quijote' == 'don quijote', 'Bovary' == 'bovary'."""
+    return " ".join(unidecode(text).lower().split())
+
+
+def similarity(a: str, b: str) -> float:
+    return fuzz.ratio(a, b) / 100.0
+
+
+_TITLE = re.compile(r'"?title"?\s*:\s*"?(.*?)"?\s*(?:,\s*"?author"?\s*:|$|\n|</output>)', re.I | re.S)
+_AUTHOR = re.compile(r'"?author"?\s*:\s*"?(.*?)"?\s*(?:,\s*"?title"?\s*:|$|\n|</output>|\})', re.I | re.S)
+_TAG = re.compile(r"<(output|name)>(.*?)</\1>", re.I | re.S)
+
+
+def _inside_tags(text: str) -> str:
+    found = [m.group(2) for m in _TAG.finditer(text)]
+    return " ".join(found) if found else text
+
+
+def parse_title_author(text: str) -> tuple[str, str]:
+    """(title, author) from a direct-probing answer. Accepts the asked-for
+    ``<output>"title": "...", "author": "..."</output>`` and the usual deviations (missing
+    quotes or tags, swapped order, text around it). When neither field is found, the raw text
+    stands for both, as in the authors' evaluation (a gold title inside a free-text answer still
+    counts through the substring rule)."""
+    body = _inside_tags(text).strip()
+    title = _TITLE.search(body)
+    author = _AUTHOR.search(body)
+    if not title and not author:
+        return body, body
+    return (title.group(1).strip() if title else "", author.group(1).strip() if author else "")
+
+
+def _matches(prediction: str, golds: Iterable[str], threshold: float) -> bool:
+    pred = normalize(prediction)
+    for gold in golds:
+        g = normalize(gold)
+        if g and (similarity(pred, g) >= threshold or g in pred):
+            return True
+    return False
+
+
+def direct_probe_correct(prediction: str, titles: Iterable[str], authors: Iterable[str]) -> bool:
+    """Correct iff title AND author match (OWL §2.1, fn. 4): similarity >= 0.9 or the gold string
+    contained in the prediction, after normalisation, against any gold title (English, passage
+    language, aliases such as "Nineteen Eighty-Four" for "1984") and any gold author form."""
+    title, author = parse_title_author(prediction)
+    return _matches(title, titles, DIRECT_PROBE_THRESHOLD) and _matches(author, authors, DIRECT_PROBE_THRESHOLD)
+
+
+def parse_name(text: str) -> str:
+    """The name from a name-cloze answer: inside <name>…</name> or <output>…</output>, else the
+    raw text (one line, stripped)."""
+    return " ".join(_inside_tags(text).split())
+
+
+def name_candidates(names: Iterable[str]) -> set[str]:
+    """Every gold name and every single word of it ("Hester Prynne" -> also "Hester", "Prynne")."""
+    out = set()
+    for name in names:
+        out.add(name)
+        out.update(name.split())
+    return {n for n in out if n.strip()}
+
+
+def name_cloze_correct(prediction: str, names: Iterable[str]) -> bool:
+    """Correct iff the normalised name equals a candidate exactly or has similarity >= 0.7 with
+    one (OWL §2.2, fn. 6; candidates: name_candidates)."""
+    pred = normalize(parse_name(prediction))
+    if not pred:
+        return False
+    candidates = {normalize(c) for c in name_candidates(names)}
+    return pred in candidates or any(similarity(pred, c) >= NAME_CLOZE_THRESHOLD for c in candidates)
+
+
+# ---------------------------------------------------------------- prefix probing
+
+
+def split_passage(passage: str) -> tuple[str, str]:
+    """First and second half at the word midpoint (len(words) // 2), as the authors split."""
+    words = passage.split()
+    mid = len(words) // 2
+    return " ".join(words[:mid]), " ".join(words[mid:])
+
+
+def trim_echo(prefix: str, output: str) -> str:
+    """Drop a repeated prefix from the start of a continuation: the longest tail of the prefix
+    (compared without punctuation and case) that the output begins with."""
+    def key(text: str) -> str:
+        return re.sub(r"\W+", " ", text).casefold().strip()
+
+    words = prefix.split()
+    out_words = output.split()
+    for start in range(len(words)):
+        tail = words[start:]
+        if len(out_words) >= len(tail) and key(" ".join(out_words[: len(tail)])) == key(" ".join(tail)) and key(" ".join(tail)):
+            return " ".join(out_words[len(tail):])
+    return output.strip()
+
+
+def _is_unspaced(ch: str) -> bool:
+    name = unicodedata.name(ch, "")
+    return name.startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "HANGUL SYLLABLE"))
+
+
+def script_tokens(text: str) -> list[str]:
+    """A tokenizer for every script: NFKC + casefold; letters, marks and digits form words;
+    characters of scripts written without spaces (Han, kana, Thai, ...) are one token each;
+    punctuation is dropped. rouge-score's default tokenizer keeps only [a-z0-9] and would score
+    every Cyrillic, Greek or Devanagari text as empty."""
+    tokens, word = [], []
+    for ch in unicodedata.normalize("NFKC", text).casefold():
+        if _is_unspaced(ch):
+            if word:
+                tokens.append("".join(word))
+                word = []
+            tokens.append(ch)
+        elif unicodedata.category(ch)[0] in "LMN":
+            word.append(ch)
+        elif word:
+            tokens.append("".join(word))
+            word = []
+    if word:
+        tokens.append("".join(word))
+    return tokens
+
+
+class _ScriptTokenizer:
+    """rouge-score's tokenizer interface."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return script_tokens(text)
+
+
+def chrf(hypothesis: str, reference: str, word_order: int = 2) -> float:
+    """chrF++ (word_order=2, the paper's metric) or plain chrF (word_order=0, what the released
+    numbers were computed with), sacrebleu's sentence-level implementation, 0-100."""
+    from sacrebleu.metrics import CHRF
+
+    return float(CHRF(word_order=word_order).sentence_score(hypothesis, [reference]).score)
+
+
+def bleu(hypothesis: str, reference: str) -> float:
+    """Sentence BLEU (sacrebleu, smoothed 'exp') over script_tokens, 0-100."""
+    from sacrebleu.metrics import BLEU
+
+    hyp, ref = " ".join(script_tokens(hypothesis)), " ".join(script_tokens(reference))
+    return float(BLEU(tokenize="none", effective_order=True).sentence_score(hyp, [ref]).score)
+
+
+def rouge_l(hypothesis: str, reference: str) -> float:
+    """ROUGE-L F-measure (rouge-score) with script_tokens, 0-1."""
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_ScriptTokenizer())
+    return float(scorer.score(reference, hypothesis)["rougeL"].fmeasure)
