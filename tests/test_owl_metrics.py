@@ -82,3 +82,8 @@ def test_perturbations_are_seeded_and_mask_whole_names():
     assert a == shuffle_words(text, seed=1, key="book/1/en") != shuffle_words(text, seed=1, key="book/2/en")
     assert sorted(a.split()) == sorted(text.split())
     assert sorted(mask_and_shuffle(text, ["Pearl"], 0, "k").split()) == sorted(mask_names(text, ["Pearl"]).split())
+
+
+def test_the_authors_rule_keeps_punctuation():
+    # "moby dick" vs "moby-dick": ratio 0.89 < 0.9 and no substring: wrong, as in the authors' script
+    assert not direct_probe_correct('"title": "Moby Dick", "author": "Herman Melville"', ["Moby-Dick"], ["Herman Melville"])

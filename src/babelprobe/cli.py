@@ -1,4 +1,5 @@
-"""The ``babelprobe`` command: run, demo, report, rescore, size-curve, validate, models, datasets."""
+"""The ``babelprobe`` command: run, demo, report, compare, rescore, convert, size-curve, validate,
+models, datasets."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from rich.table import Table
 from babelprobe import store
 from babelprobe.analysis.cka import CKASummary, summarise_cka
 from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
-from babelprobe.config import CKAConfig, EclekticConfig, RunOptions
+from babelprobe.analysis.owl import OwlSummary, compare_owl, summarise_owl
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import ColumnMap, load_eclektic
+from babelprobe.data.owl import convert_owl_release, load_owl
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
-from babelprobe.report.terminal import print_cka_summary, print_eclektic_summary
+from babelprobe.report.terminal import print_cka_summary, print_deltas, print_eclektic_summary, print_owl_summary
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -34,9 +37,11 @@ err = Console(stderr=True)
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
 DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
 DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
+DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
 DEMO_JUDGE = "bundled:smollm2-135m-instruct"
 DATASETS = {
     "polyglot-or-not-demo": (DEMO_CKA, "cka", "300 Polyglot-or-Not facts: the same 50 in en, de, fr, es, ru, uk (Apache-2.0)"),
+    "owl-demo": (DEMO_OWL, "owl", "12 public-domain passages (pre-1929) from 5 books, aligned across 6 languages"),
     "eclektic-demo": (DEMO_ECLEKTIC, "eclektic", "30 illustrative questions written for babelprobe: 6 questions x en, de, ru, ja, zh"),
 }
 
@@ -48,13 +53,11 @@ def _fail(message: str, code: int = 2) -> None:
 
 def _execute(config: RunOptions) -> int:
     """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
-    from babelprobe.pipeline import run_cka, run_eclektic
+    from babelprobe.pipeline import run_cka, run_eclektic, run_owl
 
+    runs = {CKAConfig: run_cka, EclekticConfig: run_eclektic, OwlConfig: run_owl}
     try:
-        if isinstance(config, CKAConfig):
-            outcome = run_cka(config, progress=True)
-        else:
-            outcome = run_eclektic(config, progress=True)
+        outcome = runs[type(config)](config, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     _print_summary(outcome.summary, outcome.manifest)
@@ -71,6 +74,8 @@ def _print_summary(summary, manifest: store.Manifest | None) -> None:
         print_cka_summary(summary, manifest, console)
     elif isinstance(summary, EclekticSummary):
         print_eclektic_summary(summary, manifest, console)
+    elif isinstance(summary, OwlSummary):
+        print_owl_summary(summary, manifest, console)
 
 
 def _config(cls, **fields):
@@ -148,6 +153,111 @@ def run_eclektic_command(
     raise typer.Exit(_execute(config))
 
 
+@run_app.command("owl")
+def run_owl_command(
+    out: Path = typer.Option(..., "--out", help="run directory to write"),
+    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
+    data: Path = typer.Option(DEMO_OWL, help="passages: JSONL/CSV/Parquet (see `babelprobe convert owl-release`)"),
+    tasks: str = typer.Option("direct,name-cloze,prefix", help="comma-separated: direct, name-cloze, prefix"),
+    perturbations: Optional[str] = typer.Option(None, help="keep only these: none, shuffled, masked, masked-shuffled"),
+    shots: int = typer.Option(1, help="1: one-shot demonstration (Moby-Dick), 0: zero-shot"),
+    langs: Optional[str] = typer.Option(None, help="comma-separated language codes"),
+    limit: Optional[int] = typer.Option(None, help="passages (seeded sample; all their language versions)"),
+    max_tokens: int = typer.Option(100, help="new tokens for direct probing and name cloze"),
+    prefix_max_tokens: int = typer.Option(200, help="new tokens for prefix probing"),
+    batch_size: int = typer.Option(8),
+    device: str = typer.Option("auto"),
+    dtype: str = typer.Option("auto"),
+    cache: Optional[Path] = typer.Option(None, help="response cache file"),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+    seed: int = typer.Option(0, help="seed for shuffles, sampling and bootstrap"),
+    figures: bool = typer.Option(True, "--figures/--no-figures"),
+    allow_errors: bool = typer.Option(False, "--allow-errors"),
+    overwrite: bool = typer.Option(False, "--overwrite"),
+) -> None:
+    """Literary recall (OWL): direct probing, name cloze and prefix probing, with perturbations."""
+    config = _config(OwlConfig, model=model, data=data, tasks=_langs(tasks) or [], perturbations=_langs(perturbations),
+                     shots=shots, langs=_langs(langs), limit=limit, max_tokens=max_tokens,
+                     prefix_max_tokens=prefix_max_tokens, batch_size=batch_size, device=device, dtype=dtype,
+                     seed=seed, figures=figures, out=out, allow_errors=allow_errors, overwrite=overwrite,
+                     **_cache_fields(cache, no_cache))
+    raise typer.Exit(_execute(config))
+
+
+@rescore_app.command("owl")
+def rescore_owl(
+    file: Path = typer.Argument(..., help="an OWL release prediction CSV (one book)"),
+    task: str = typer.Option(..., help="direct, name-cloze or prefix"),
+    title: list[str] = typer.Option([], "--title", help="gold title(s) when the file has no title columns"),
+    author: Optional[str] = typer.Option(None, help="gold author when the file has no author_name column"),
+    out: Optional[Path] = typer.Option(None, help="also write the scored rows as items.parquet here"),
+) -> None:
+    """Re-evaluate released OWL predictions with babelprobe's parsers and metrics."""
+    from babelprobe.analysis.owl import rescore_release
+
+    if task not in ("direct", "name-cloze", "prefix"):
+        _fail(f"unknown owl task {task!r}: direct, name-cloze, prefix")
+    try:
+        items, columns = rescore_release(file, task, title, author)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    table = Table(title=f"OWL {task}: {file.name}")
+    for col in ("column", "language", "variant", "n", "accuracy %" if task != "prefix" else "chrF++ / chrF"):
+        table.add_column(col)
+    for c in columns:
+        score = f"{100 * c.accuracy:.1f}" if c.accuracy is not None else f"{c.chrf_pp:.1f} / {c.chrf:.1f}"
+        table.add_row(c.column, c.language, c.variant, str(c.n), score)
+    console.print(table)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        items.to_parquet(out / store.ITEMS)
+        console.print(f"results: {out}")
+
+
+@app.command()
+def compare(
+    run_a: Path = typer.Argument(..., help="baseline run (e.g. the full-precision model)"),
+    run_b: Path = typer.Argument(..., help="run to compare (e.g. its quantised version)"),
+) -> None:
+    """Percentage-point deltas B - A per cell of two runs of the same probe (OWL Tables 10-12)."""
+    try:
+        manifests = [store.read_manifest(r) for r in (run_a, run_b)]
+        items = [store.read_items(r) for r in (run_a, run_b)]
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    probes = {m.probe for m in manifests}
+    if probes != {"owl"}:
+        _fail(f"compare works on two owl runs; got {', '.join(m.probe for m in manifests)}")
+    summaries = [summarise_owl(i, m.config.get("bootstrap_resamples", 10_000), m.seed) for i, m in zip(items, manifests)]
+    console.print(f"A = {manifests[0].model.spec} ({run_a}), B = {manifests[1].model.spec} ({run_b})", soft_wrap=True)
+    print_deltas(compare_owl(*summaries), console)
+
+
+@app.command("convert")
+def convert_command(
+    kind: str = typer.Argument(..., help="owl-release"),
+    file: Path = typer.Argument(..., help="one book's CSV in the OWL release layout"),
+    out: Path = typer.Option(..., help="JSONL to write (babelprobe's owl layout)"),
+    book_id: str = typer.Option(..., help="short id of the book"),
+    title: str = typer.Option(..., help="English title"),
+    author: str = typer.Option(...),
+    original: str = typer.Option(..., help="language code of the original"),
+    official: str = typer.Option("", help="comma-separated codes of languages with an official translation"),
+    year: Optional[int] = typer.Option(None, help="publication year"),
+) -> None:
+    """Convert an OWL release CSV (one column per language, Single_ent) into babelprobe's owl rows."""
+    if kind != "owl-release":
+        _fail(f"unknown conversion {kind!r} (available: owl-release)")
+    try:
+        items = convert_owl_release(file, book_id, title, author, original, _langs(official) or [], year)
+    except DatasetError as exc:
+        _fail(str(exc))
+    with out.open("w", encoding="utf-8") as handle:
+        for item in items:
+            handle.write(item.model_dump_json(exclude={"source"}) + "\n")
+    console.print(f"[green]ok[/green]: {len(items)} passage versions -> {out}")
+
+
 @rescore_app.command("eclektic")
 def rescore_eclektic(
     file: Path = typer.Argument(..., help="predictions JSONL: q_id, original_language, target_language, answer, prediction"),
@@ -208,13 +318,17 @@ def demo(
     device: str = typer.Option("auto"),
 ) -> None:
     """The demo suite, offline on the bundled models: CKA (first-token and full) on 300 facts in 6
-    languages; ECLeKTiC closed-book and source-language-name hint, judged by the bundled instruct model."""
+    languages; OWL's three tasks with their perturbations on 12 public-domain passages; ECLeKTiC
+    closed-book and source-language-name hint, judged by the bundled instruct model."""
     code = 0
     for mode in ("first-token", "full"):
         console.rule(f"cka, {mode} mode")
         config = CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
                            device=device, overwrite=True)
         code = max(code, _execute(config))
+    console.rule("owl: direct probing, name cloze, prefix probing")
+    config = OwlConfig(model=model, data=DEMO_OWL, out=out / "owl", device=device, overwrite=True)
+    code = max(code, _execute(config))
     console.rule("eclektic: closed-book and source-language-name hint, judge " + DEMO_JUDGE)
     config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
                             judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)
@@ -232,6 +346,8 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
         _fail(str(exc))
     if manifest.probe == "eclektic":
         summary = summarise_eclektic(items, manifest.config.get("judges", []))
+    elif manifest.probe == "owl":
+        summary = summarise_owl(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
     else:
         summary = summarise_cka(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
     _print_summary(summary, manifest)
@@ -240,7 +356,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
 @app.command()
 def validate(
     file: Path = typer.Argument(..., help="dataset file or <lang>.parquet directory"),
-    probe: str = typer.Option("cka", help="probe family whose schema to check: cka, eclektic"),
+    probe: str = typer.Option("cka", help="probe family whose schema to check: cka, eclektic, owl"),
     columns: Optional[str] = typer.Option(None, help="eclektic column mapping FIELD=COLUMN,..."),
 ) -> None:
     """Check a dataset without running anything; exit 2 naming file, row and field on problems."""
@@ -252,8 +368,11 @@ def validate(
         elif probe == "eclektic":
             rows = load_eclektic(file, ColumnMap.parse(columns))
             what = f"{len({r.q_id for r in rows})} questions, {len(rows)} rows"
+        elif probe == "owl":
+            passages = load_owl(file)
+            what = f"{len(passages)} passage versions of {len({p.book_id for p in passages})} books"
         else:
-            _fail(f"unknown probe {probe!r} (available: cka, eclektic)")
+            _fail(f"unknown probe {probe!r} (available: cka, eclektic, owl)")
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
     console.print(f"[green]ok[/green]: {what}")

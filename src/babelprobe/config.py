@@ -52,3 +52,18 @@ class EclekticConfig(RunOptions):
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = Field(default=8, ge=1)
     figures: bool = True
+
+
+class OwlConfig(RunOptions):
+    probe: Literal["owl"] = "owl"
+    data: Path
+    tasks: list[Literal["direct", "name-cloze", "prefix"]] = ["direct", "name-cloze", "prefix"]
+    perturbations: list[str] | None = Field(default=None, description="None: every one that applies to a task")
+    shots: Literal[0, 1] = 1
+    langs: list[str] | None = None
+    limit: int | None = Field(default=None, ge=1, description="passages (all their language versions)")
+    max_tokens: int = Field(default=100, ge=1)
+    prefix_max_tokens: int = Field(default=200, ge=1)
+    batch_size: int = Field(default=8, ge=1)
+    bootstrap_resamples: int = Field(default=10_000, ge=100)
+    figures: bool = True

@@ -17,15 +17,18 @@ from pydantic import BaseModel
 from babelprobe import store
 from babelprobe.analysis.cka import CKASummary, summarise_cka
 from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
-from babelprobe.config import CKAConfig, EclekticConfig, RunOptions
+from babelprobe.analysis.owl import summarise_owl
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import load_eclektic
+from babelprobe.data.owl import load_owl
 from babelprobe.models import load_backend
 from babelprobe.models.base import Backend, request_key
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
 from babelprobe.probes.cka import CKAProbe
 from babelprobe.probes.eclektic import EclekticProbe, judge_request, with_judgements
+from babelprobe.probes.owl import PERTURBATIONS, OwlProbe
 from babelprobe.runner import ProbeRun, Runner, RunnerStats, run_probe
 
 
@@ -57,7 +60,8 @@ def _cache(config: RunOptions) -> Iterator[ResponseCache | None]:
 
 
 def _finish(config: RunOptions, backend: Backend, records: list[BaseModel], summarise, sources: set[str],
-            stats: RunnerStats, errors: int, timings: dict[str, float], judges: list[Backend] = ()) -> RunOutcome:
+            stats: RunnerStats, errors: int, timings: dict[str, float], judges: list[Backend] = (),
+            **manifest_fields) -> RunOutcome:
     """Write items, then the summary computed from the stored items, then the manifest (last)."""
     store.write_items(config.out, records)
     t0 = time.perf_counter()
@@ -70,6 +74,7 @@ def _finish(config: RunOptions, backend: Backend, records: list[BaseModel], summ
         data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records), errors=errors,
         requests=store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
                                      computed=stats.computed, failed=stats.failed, batches=stats.batches),
+        **manifest_fields,
     )
     store.write_json(config.out / store.MANIFEST, manifest)
     return RunOutcome(config.out, manifest, summary)
@@ -161,3 +166,42 @@ def _judge(records, judges: list[Backend], cache, config: EclekticConfig, progre
             rec = with_judgements(rec, verdicts[i])
         out.append((row, rec))
     return out
+
+
+def run_owl(config: OwlConfig, backend: Backend | None = None, progress: bool = False) -> RunOutcome:
+    """Every task in every perturbation that applies to it, on every passage version."""
+    t_start = time.perf_counter()
+    items = load_owl(config.data, config.langs)
+    if config.limit is not None:
+        passages = sorted({(i.book_id, i.passage_id) for i in items})
+        if config.limit < len(passages):
+            keep = set(random.Random(config.seed).sample(passages, config.limit))
+            items = [i for i in items if (i.book_id, i.passage_id) in keep]
+    plans = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
+             if config.perturbations is None or p in config.perturbations]
+    if not plans:
+        raise ValueError(f"no perturbation of {config.perturbations} applies to the tasks {config.tasks}")
+    store.prepare_run_dir(config.out, config.overwrite)
+    t_load = time.perf_counter()
+    backend = backend or _backend(config, config.model)
+    timings = {"model_load": time.perf_counter() - t_load}
+    records, errors = [], 0
+    with _cache(config) as cache:
+        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
+        for task, perturbation in plans:
+            probe = OwlProbe(task, perturbation, config.shots, chat=backend.has_chat_template, seed=config.seed,
+                             max_tokens=config.prefix_max_tokens if task == "prefix" else config.max_tokens)
+            result = run_probe(probe, [i for i in items if probe.applies(i)], runner)
+            records += result.records
+            errors += result.errors
+            timings[f"{task}/{perturbation}"] = result.seconds["requests"]
+    timings["total"] = time.perf_counter() - t_start
+    outcome = _finish(config, backend, records,
+                      lambda stored: summarise_owl(stored, config.bootstrap_resamples, config.seed),
+                      {i.source for i in items}, runner.stats, errors, timings,
+                      length_tokenizer="o200k_base (bpe-openai)")
+    if config.figures:
+        from babelprobe.report.figures import owl_figures
+
+        owl_figures(outcome.summary, config.out)
+    return outcome

@@ -39,6 +39,7 @@ class Manifest(BaseModel):
     config: dict[str, Any]
     model: Fingerprint
     model_parameters: int | None = None
+    length_tokenizer: str | None = None  # what passage lengths were counted in (OWL)
     judges: list[Fingerprint] = []
     data_files: dict[str, str]  # path -> sha256
     versions: dict[str, str]

@@ -36,8 +36,10 @@ _TAG = re.compile(r"<(output|name)>(.*?)</\1>", re.I | re.S)
 
 
 def _inside_tags(text: str) -> str:
-    found = [m.group(2) for m in _TAG.finditer(text)]
-    return " ".join(found) if found else text
+    """The first <output>/<name> element's content (a rambling model's later ones are not its
+    answer), else the raw text."""
+    found = _TAG.search(text)
+    return found.group(2) if found else text
 
 
 def parse_title_author(text: str) -> tuple[str, str]:
@@ -54,7 +56,8 @@ def parse_title_author(text: str) -> tuple[str, str]:
     return (title.group(1).strip() if title else "", author.group(1).strip() if author else "")
 
 
-def _matches(prediction: str, golds: Iterable[str], threshold: float) -> bool:
+def fuzzy_match(prediction: str, golds: Iterable[str], threshold: float = DIRECT_PROBE_THRESHOLD) -> bool:
+    """Normalised prediction within ``threshold`` similarity of a gold string, or containing it."""
     pred = normalize(prediction)
     for gold in golds:
         g = normalize(gold)
@@ -68,7 +71,7 @@ def direct_probe_correct(prediction: str, titles: Iterable[str], authors: Iterab
     contained in the prediction, after normalisation, against any gold title (English, passage
     language, aliases such as "Nineteen Eighty-Four" for "1984") and any gold author form."""
     title, author = parse_title_author(prediction)
-    return _matches(title, titles, DIRECT_PROBE_THRESHOLD) and _matches(author, authors, DIRECT_PROBE_THRESHOLD)
+    return fuzzy_match(title, titles) and fuzzy_match(author, authors)
 
 
 def parse_name(text: str) -> str:
@@ -97,6 +100,15 @@ def name_cloze_correct(prediction: str, names: Iterable[str]) -> bool:
 
 
 # ---------------------------------------------------------------- prefix probing
+
+
+def extract_continuation(text: str) -> str:
+    """The text inside <output>…</output> (an unclosed tag runs to the end), else the raw text,
+    on one line."""
+    start = text.find("<output>")
+    body = text[start + len("<output>"):] if start >= 0 else text
+    end = body.find("</output>")
+    return " ".join((body[:end] if end >= 0 else body).split())
 
 
 def split_passage(passage: str) -> tuple[str, str]:

@@ -302,8 +302,8 @@ class TransformersBackend:
         results: dict[int, GenerateResult] = {}
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs), []).append(i)
-        for (max_tokens, temperature, seed, want_logprobs), members in groups.items():
+            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop), []).append(i)
+        for (max_tokens, temperature, seed, want_logprobs, stop), members in groups.items():
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
@@ -320,6 +320,9 @@ class TransformersBackend:
                     do_sample=sampling, temperature=temperature if sampling else None,
                     top_p=None, top_k=None, pad_token_id=self.pad_id,
                     return_dict_in_generate=True, output_scores=want_logprobs,
+                    # a sequence that produced a stop string stops generating (the rest of the
+                    # batch goes on); the text is cut at the stop string below
+                    **({"stop_strings": list(stop), "tokenizer": self.tokenizer} if stop else {}),
                 )
             self.stats.forward_calls += 1
             self.stats.sequences += len(rows)

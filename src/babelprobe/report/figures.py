@@ -12,20 +12,24 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from babelprobe.analysis.eclektic import EclekticSummary  # noqa: E402
+from babelprobe.analysis.owl import Cell, OwlSummary  # noqa: E402
 
 
-def heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path) -> Path:
-    """Source (rows) x target (columns) heatmap in percent, as ECLeKTiC Figs. 5 and 11."""
-    langs = sorted(set(matrix) | {t for row in matrix.values() for t in row})
-    values = np.array([[matrix.get(s, {}).get(t, math.nan) for t in langs] for s in langs], dtype=float) * 100
-    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * len(langs), 0.8 + 0.5 * len(langs)))
+def heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path, rows_label: str = "source language",
+            columns_label: str = "target language", square: bool = True, scale: float = 100.0) -> Path:
+    """Rows x columns heatmap in percent: source x target for ECLeKTiC (Figs. 5, 11, with the
+    same languages on both axes), book x language for OWL (App. G)."""
+    columns = sorted({c for row in matrix.values() for c in row} | (set(matrix) if square else set()))
+    rows = columns if square else sorted(matrix)
+    values = np.array([[matrix.get(r, {}).get(c, math.nan) for c in columns] for r in rows], dtype=float) * scale
+    fig, ax = plt.subplots(figsize=(1.6 + 0.6 * len(columns), 0.8 + 0.5 * len(rows)))
     image = ax.imshow(values, cmap="RdBu", vmin=0, vmax=100)
-    ax.set_xticks(range(len(langs)), langs)
-    ax.set_yticks(range(len(langs)), langs)
-    ax.set_xlabel("target language")
-    ax.set_ylabel("source language")
-    for i in range(len(langs)):
-        for j in range(len(langs)):
+    ax.set_xticks(range(len(columns)), columns)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xlabel(columns_label)
+    ax.set_ylabel(rows_label)
+    for i in range(len(rows)):
+        for j in range(len(columns)):
             if not math.isnan(values[i, j]):
                 ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=8)
     ax.set_title(title, fontsize=9)
@@ -98,3 +102,45 @@ def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _grouped_bars(series: dict[str, list[Cell]], groups: list[str], title: str, ylabel: str, path: Path,
+                  scale: float) -> Path:
+    """One bar per (series, group) with its 95% interval."""
+    fig, ax = plt.subplots(figsize=(2.5 + 1.2 * len(groups), 3.4))
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(groups))
+    for k, (label, cells) in enumerate(series.items()):
+        by = {c.group: c for c in cells}
+        vals = [scale * by[g].value if g in by and by[g].n else math.nan for g in groups]
+        err = [[scale * (by[g].value - by[g].ci_low) if g in by and by[g].n else 0 for g in groups],
+               [scale * (by[g].ci_high - by[g].value) if g in by and by[g].n else 0 for g in groups]]
+        ax.bar(x + (k - (len(series) - 1) / 2) * width, vals, width=width, label=label, yerr=err, capsize=2)
+    ax.set_xticks(x, groups, fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def owl_figures(summary: OwlSummary, out: Path) -> list[Path]:
+    """Book x language heatmaps, accuracy by language group and by passage length (with CIs)."""
+    paths = []
+    accuracy = [t for t in summary.tasks if t.task != "prefix"]
+    for t in summary.tasks:
+        scale = 1.0 if t.task == "prefix" else 100.0
+        metric = "chrF++" if t.task == "prefix" else "accuracy %"
+        paths.append(heatmap(t.book_language, f"{t.task} ({t.perturbation}): {metric}",
+                             out / f"owl_{t.task}_{t.perturbation}_books.png", rows_label="book",
+                             columns_label="language", square=False, scale=scale))
+    if accuracy:
+        series = {f"{t.task}/{t.perturbation}": t.by_group for t in accuracy}
+        paths.append(_grouped_bars(series, ["original", "official", "unseen"], "OWL accuracy by language group",
+                                   "accuracy %", out / "owl_by_group.png", 100.0))
+        series = {f"{t.task}/{t.perturbation}": t.by_length for t in accuracy}
+        paths.append(_grouped_bars(series, ["0-50", "50-100", "100+"], "OWL accuracy by passage length "
+                                   f"({summary.tokenizer} tokens)", "accuracy %", out / "owl_by_length.png", 100.0))
+    return paths

@@ -9,7 +9,12 @@ from rich.table import Table
 
 from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score
+from babelprobe.analysis.owl import Delta, OwlSummary
 from babelprobe.store import Manifest
+
+
+def _titled(title: str, manifest: Manifest | None) -> Table:
+    return Table(title=title + (f" — {manifest.model.spec}" if manifest is not None else ""))
 
 
 def _pct(x: float) -> str:
@@ -71,10 +76,7 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
                            console: Console | None = None) -> None:
     """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
     console = console or Console()
-    title = "ECLeKTiC overall success and transfer score (%, 95% margin)"
-    if manifest is not None:
-        title += f" — {manifest.model.spec}"
-    table = Table(title=title)
+    table = _titled("ECLeKTiC overall success and transfer score (%, 95% margin)", manifest)
     table.add_column("setting", no_wrap=True)
     for col in ("judge: overall", "transfer", "string: overall", "transfer"):
         table.add_column(col, justify="right")
@@ -92,3 +94,46 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
         console.print("judges: " + ", ".join(summary.judges) + " (majority vote)", soft_wrap=True)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
+
+
+def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, console: Console | None = None) -> None:
+    """Accuracy (direct probing, name cloze) or chrF++ (prefix probing) per language and group."""
+    console = console or Console()
+    table = _titled("OWL literary recall", manifest)
+    table.add_column("task / perturbation", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("all", justify="right")
+    for group in ("original", "official", "unseen"):
+        table.add_column(group, justify="right")
+    for t in summary.tasks:
+        scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
+        groups = {c.group: c for c in t.by_group}
+
+        def cell(c) -> str:
+            return f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f})" if c and c.n else "-"
+
+        table.add_row(f"{t.task} / {t.perturbation}", str(t.n), cell(t.overall),
+                      *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
+    console.print(table)
+    for t in summary.tasks:
+        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" for c in t.by_language)
+        line = f"{t.task}/{t.perturbation}: by language {langs}"
+        if t.errors_taxonomy:
+            line += "; errors: " + ", ".join(f"{k} {v}" for k, v in t.errors_taxonomy.items())
+        if t.overlap:
+            line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
+        console.print(line, soft_wrap=True, highlight=False)
+    if manifest is not None:
+        console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {summary.tokenizer} "
+                      f"tokens; {manifest.timings.get('total', 0):.1f} s total")
+
+
+def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="B - A (percentage points; chrF++ points for prefix probing)")
+    for col in ("task / perturbation", "language", "A", "B", "delta"):
+        table.add_column(col, justify="left" if col in ("task / perturbation", "language") else "right")
+    for d in deltas:
+        k = 1.0 if d.task == "prefix" else 100.0
+        table.add_row(f"{d.task} / {d.perturbation}", d.group, f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
+    console.print(table)
