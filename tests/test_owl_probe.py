@@ -91,6 +91,9 @@ def test_scoring_each_task():
     assert not wrong.correct and wrong.author_correct
     cloze = OwlProbe("name-cloze", "masked").score(item, [GenerateResult(text="Myriel")])
     assert cloze.correct and cloze.name == "Myriel"
+    chat = OwlProbe("name-cloze", "masked", chat=True)  # chat answers may come without any tag
+    assert chat.score(item, [GenerateResult(text="Myriel")]).name == "Myriel"
+    assert chat.score(item, [GenerateResult(text="The name is <name>Myriel")]).name == "Myriel"
     words = item.passage.split()
     first, second = " ".join(words[: len(words) // 2]), " ".join(words[len(words) // 2:])
     prefix = OwlProbe("prefix").score(item, [GenerateResult(text=f"{first.split()[-1]} {second}")])

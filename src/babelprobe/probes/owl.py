@@ -199,8 +199,10 @@ class OwlProbe:
         (response,) = responses
         assert isinstance(response, GenerateResult)
         output = response.text
-        # generation stops at the closing tag and drops it: put both tags back for the parsers
-        full = self.prefill + output + self.closing_tag
+        # generation stops at the closing tag and drops it: close an opened tag for the parsers
+        full = self.prefill + output
+        if self.closing_tag.replace("/", "") in full and self.closing_tag not in full:
+            full += self.closing_tag
         if self.task == "direct":
             title, author = parse_title_author(full)
             title_ok, author_ok = fuzzy_match(title, item.titles), fuzzy_match(author, [item.author])
