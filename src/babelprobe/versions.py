@@ -13,5 +13,5 @@ def installed_versions(names: Iterable[str]) -> dict[str, str]:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            pass
+            continue  # not installed: left out rather than guessed
     return out

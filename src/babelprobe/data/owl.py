@@ -68,7 +68,7 @@ def _as_list(value: Any) -> list[str]:
         try:
             return [str(v).strip() for v in json.loads(text) if str(v).strip()]
         except json.JSONDecodeError:
-            pass
+            text = text.strip("[]")  # not JSON after all: read it as a " | "-joined cell
     return [part.strip() for part in text.split("|") if part.strip()]
 
 
