@@ -317,9 +317,11 @@ def demo(
     model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
     device: str = typer.Option("auto"),
 ) -> None:
-    """The demo suite, offline on the bundled models: CKA (first-token and full) on 300 facts in 6
-    languages; OWL's three tasks with their perturbations on 12 public-domain passages; ECLeKTiC
-    closed-book and source-language-name hint, judged by the bundled instruct model."""
+    """The demo suite on the bundled models, offline: CKA, OWL and ECLeKTiC.
+
+    CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
+    perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
+    hint, judged by the bundled instruct model."""
     code = 0
     for mode in ("first-token", "full"):
         console.rule(f"cka, {mode} mode")
