@@ -15,8 +15,8 @@ from typing import Iterator
 from pydantic import BaseModel
 
 from babelprobe import store
-from babelprobe.analysis.cka import CKASummary, summarise_cka
-from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
+from babelprobe.analysis.cka import summarise_cka
+from babelprobe.analysis.eclektic import summarise_eclektic
 from babelprobe.analysis.owl import summarise_owl
 from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
@@ -43,6 +43,15 @@ def data_files(sources: set[str]) -> dict[str, str]:
     """sha256 of every file the items came from (``source`` is 'file:row')."""
     paths = {s.rsplit(":", 1)[0] for s in sources}
     return {p: sha256_file(Path(p)) for p in sorted(paths)}
+
+
+def sample_groups(items: list, key, limit: int | None, seed: int) -> list:
+    """Keep ``limit`` groups (a question, a passage: all their language versions), seeded."""
+    groups = sorted({key(i) for i in items})
+    if limit is None or limit >= len(groups):
+        return items
+    keep = set(random.Random(seed).sample(groups, limit))
+    return [i for i in items if key(i) in keep]
 
 
 def _backend(config: RunOptions, spec: str) -> Backend:
@@ -103,11 +112,7 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
     t_start = time.perf_counter()
     need_context = "open-book" in config.settings or bool(config.judges)
     rows = load_eclektic(config.data, config.columns, need_context=need_context, langs=config.langs)
-    if config.limit is not None:
-        q_ids = sorted({r.q_id for r in rows})
-        if config.limit < len(q_ids):
-            keep = set(random.Random(config.seed).sample(q_ids, config.limit))
-            rows = [r for r in rows if r.q_id in keep]
+    rows = sample_groups(rows, lambda r: r.q_id, config.limit, config.seed)
     store.prepare_run_dir(config.out, config.overwrite)
     t_load = time.perf_counter()
     backend = backend or _backend(config, config.model)
@@ -172,11 +177,7 @@ def run_owl(config: OwlConfig, backend: Backend | None = None, progress: bool = 
     """Every task in every perturbation that applies to it, on every passage version."""
     t_start = time.perf_counter()
     items = load_owl(config.data, config.langs)
-    if config.limit is not None:
-        passages = sorted({(i.book_id, i.passage_id) for i in items})
-        if config.limit < len(passages):
-            keep = set(random.Random(config.seed).sample(passages, config.limit))
-            items = [i for i in items if (i.book_id, i.passage_id) in keep]
+    items = sample_groups(items, lambda i: (i.book_id, i.passage_id), config.limit, config.seed)
     plans = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
              if config.perturbations is None or p in config.perturbations]
     if not plans:

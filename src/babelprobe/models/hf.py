@@ -108,6 +108,13 @@ class TransformersBackend:
         if self.pad_id is None:
             self.pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.stats = ForwardStats()
+        # Gather hidden states before the LM head when the head is a plain linear layer (plus
+        # Gemma's soft-capping); other logit scalings go through the model's own forward.
+        config = model.config
+        plain = not any(getattr(config, n, None) not in (None, 1.0) for n in ("logit_scale", "logits_scaling"))
+        self._decoder = getattr(model, "model", None) if plain else None
+        self._head = model.get_output_embeddings() if plain else None
+        self._softcap = getattr(config, "final_logit_softcapping", None)
 
     @classmethod
     def load(
@@ -181,14 +188,10 @@ class TransformersBackend:
         """Logits at (row, column) pairs only. Where the head is a plain linear layer (with
         Gemma-style final soft-capping) the decoder's hidden states are gathered first, so the
         262k-wide head runs once per scored position instead of once per padded position."""
-        config = self.model.config
-        plain_head = not any(getattr(config, name, None) not in (None, 1.0) for name in ("logit_scale", "logits_scaling"))
-        decoder = getattr(self.model, "model", None)
-        head = self.model.get_output_embeddings()
-        if plain_head and decoder is not None and head is not None:
-            hidden = decoder(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state
-            logits = head(hidden[row_index, col_index])
-            cap = getattr(config, "final_logit_softcapping", None)
+        if self._decoder is not None and self._head is not None:
+            hidden = self._decoder(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state
+            logits = self._head(hidden[row_index, col_index])
+            cap = self._softcap
             return torch.tanh(logits / cap) * cap if cap else logits
         keep = ids.shape[1] - int(col_index.min())
         logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep).logits
@@ -226,13 +229,13 @@ class TransformersBackend:
         """Every candidate of every request in the batch is read off one forward over the unique
         context token sequences (a candidate whose first token straddles the join has a shorter
         context, read at an earlier position of the same row when it is a prefix of it)."""
-        splits = [[self.boundary.split(r.context, c) for c in r.candidates] for r in requests]
-        contexts = [sp.context_ids for per_request in splits for sp in per_request]
-        rows, host = share_prefixes(contexts)
+        # every candidate of every request, in request order
+        splits = [self.boundary.split(r.context, c) for r in requests for c in r.candidates]
+        rows, host = share_prefixes([sp.context_ids for sp in splits])
         # one query per (row, position): all candidate tokens read there share one logsumexp
         grouped: dict[tuple[int, int], list[int]] = {}
         plan = []
-        for (row, split) in zip(host, (sp for per_request in splits for sp in per_request)):
+        for row, split in zip(host, splits):
             key = (row, len(split.context_ids) - 1)
             tokens = grouped.setdefault(key, [])
             if split.continuation_ids[0] not in tokens:
