@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from babelprobe.data.eclektic import ColumnMap
+from babelprobe.models.registry import LoadOptions
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
 
 
@@ -28,6 +29,17 @@ class RunOptions(BaseModel):
     cache: Path | None = Field(default_factory=default_response_cache, description="None: no cache")
     allow_errors: bool = False
     overwrite: bool = False
+    # openai: backend (models/openai_backend.py); the key itself is never stored, only its variable's name
+    base_url: str | None = Field(default=None, description="OpenAI-compatible server; default $OPENAI_BASE_URL")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
+    concurrency: int = Field(default=8, ge=1, description="HTTP requests in flight")
+    request_timeout: float = Field(default=120.0, gt=0, description="seconds per HTTP request")
+    max_retries: int = Field(default=5, ge=0, description="retries per HTTP request")
+
+    def load_options(self) -> LoadOptions:
+        return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length, base_url=self.base_url,
+                           api_key_env=self.api_key_env, concurrency=self.concurrency, timeout=self.request_timeout,
+                           max_retries=self.max_retries)
 
 
 class CKAConfig(RunOptions):

@@ -23,7 +23,7 @@ from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import load_eclektic
 from babelprobe.data.owl import load_owl
 from babelprobe.models import load_backend
-from babelprobe.models.base import Backend, request_key
+from babelprobe.models.base import Backend, Usage, request_key
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
 from babelprobe.probes.cka import CKAProbe
@@ -55,7 +55,7 @@ def sample_groups(items: list, key, limit: int | None, seed: int) -> list:
 
 
 def _backend(config: RunOptions, spec: str) -> Backend:
-    return load_backend(spec, device=config.device, dtype=config.dtype, max_length=config.max_length)
+    return load_backend(spec, options=config.load_options())
 
 
 @contextmanager
@@ -77,12 +77,14 @@ def _finish(config: RunOptions, backend: Backend, records: list[BaseModel], summ
     summary = summarise(store.read_items(config.out))
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
+    usage = [u for u in (getattr(b, "usage", None) for b in (backend, *judges)) if u is not None]
     manifest = store.new_manifest(
         probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
         model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],
         data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records), errors=errors,
         requests=store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
                                      computed=stats.computed, failed=stats.failed, batches=stats.batches),
+        usage=Usage(**{f: sum(getattr(u, f) for u in usage) for f in Usage.model_fields}) if usage else None,
         **manifest_fields,
     )
     store.write_json(config.out / store.MANIFEST, manifest)

@@ -93,6 +93,23 @@ class HiddenStatesResult(BaseModel):
 
 Response = Union[GenerateResult, LogLikelihoodResult, NextTokenResult, HiddenStatesResult]
 
+
+class RequestFailure(BaseModel):
+    """Returned in place of a result when one request of a batch finally failed (after the
+    backend's own retries), so that the rest of the batch is kept and nothing is re-sent. The
+    runner records it as that request's error and never caches it."""
+
+    error: str
+
+
+class Usage(BaseModel):
+    """Tokens a hosted/served model billed in this run (cached answers cost nothing)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+
 RESPONSE_TYPES: dict[str, type[BaseModel]] = {
     "generate": GenerateResult,
     "loglikelihood": LogLikelihoodResult,
@@ -126,7 +143,9 @@ class Fingerprint(BaseModel):
 
 class Backend(Protocol):
     """Answers typed requests in batches. Each method returns one result per request, in order,
-    and raises if it cannot answer (the runner then isolates the failing request)."""
+    and raises if it cannot answer (the runner then isolates the failing request), or puts a
+    ``RequestFailure`` in the place of a request it finally could not answer. A backend may declare
+    ``supported_kinds`` (models/registry.py reads it; absent means every kind)."""
 
     fingerprint: Fingerprint
     has_chat_template: bool  # Generate may send chat messages
@@ -141,7 +160,7 @@ class Backend(Protocol):
     def hidden_states(self, requests: Sequence[HiddenStates]) -> list[HiddenStatesResult]: ...
 
 
-def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Response]:
+def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Response | RequestFailure]:
     """Dispatch one batch of same-kind requests to the backend method for that kind."""
     method = {
         "generate": backend.generate,

@@ -190,4 +190,12 @@ def resolve(spec: str) -> ResolvedModel:
             return ResolvedModel(spec, str(local), f"sha256:{_dir_weights_hash(local)}", None)
         hub_id, _, revision = rest.partition("@")
         return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{revision or 'main'}", None, revision or None)
-    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf)")
+    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai)")
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``<hub id>@<revision>`` -> (hub id, revision); a local directory keeps any '@' in its name."""
+    if Path(name).expanduser().is_dir():
+        return name, None
+    base, _, revision = name.partition("@")
+    return base, revision or None
