@@ -122,8 +122,14 @@ def test_llamacpp_dialect_scores_through_echo(smollm2):
 
 
 @pytest.mark.slow
-def test_hosted_dialect_refuses_scoring_and_generates(smollm2):
-    with serve(ModelServer(smollm2, "gpt-test", "hosted").handler()) as url:
+def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
+    server = ModelServer(smollm2, "gpt-test", "hosted")
+    with serve(server.handler()) as url:
+        config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
+        with pytest.raises(UnsupportedKind, match="cka needs"):
+            run_cka(config)
+        # only the load-time detection reached the server: models, the echo probe (400), one chat
+        assert server.hits == ["/v1/models", "/v1/completions", "/v1/chat/completions"]
         backend = _open("openai:gpt-test", url)
         try:
             assert backend.scoring_mode is None and backend.supported_kinds == {"generate"}

@@ -390,7 +390,18 @@ def models() -> None:
         for key, value in (("model", m.description), ("languages", m.languages), ("size", f"{m.size_mb} MB"),
                            ("weights", m.quantization), ("licence", m.licence), ("installed", present)):
             console.print(f"  {key:<10} {value}", soft_wrap=True, highlight=False)
-    console.print("Other specs: hf:<local dir or hub id[@revision]>, gguf:<file>", markup=False)
+    from babelprobe.models.registry import BACKENDS
+
+    table = Table(title="backends (request kinds each answers)")
+    for col in ("spec", "engine", "generate", "loglikelihood", "next_token", "hidden_states", "installed"):
+        table.add_column(col)
+    for info in BACKENDS:
+        marks = ["yes" if k in info.kinds else "no" for k in ("generate", "loglikelihood", "next_token", "hidden_states")]
+        if info.condition:
+            marks[1:3] = ["if the server can", "if the server can"]
+        installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
+        table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
+    console.print(table)
 
 
 @app.command()

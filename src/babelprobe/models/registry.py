@@ -151,3 +151,4 @@ class LoadOptions:
     timeout: float = 120.0  # openai: seconds per HTTP request
     max_retries: int = 5  # openai: per request
     retry_budget: int = 500  # openai: retries in all, per backend, before failures are final
+    gpu_memory_utilization: float = 0.9  # vllm: share of GPU memory the engine may take

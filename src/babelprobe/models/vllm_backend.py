@@ -198,7 +198,7 @@ def load(spec: str, options: LoadOptions) -> VLLMBackend:
     dtype = "bfloat16" if options.dtype == "auto" else options.dtype
     quantization = (getattr(config, "quantization_config", None) or {}).get("quant_method")
     llm = vllm.LLM(model=path, tokenizer=path, revision=revision, dtype=dtype, max_model_len=max_length,
-                   enable_prefix_caching=False, seed=0)
+                   enable_prefix_caching=False, seed=0, gpu_memory_utilization=options.gpu_memory_utilization)
     versions = backend_versions()
     try:
         versions["vllm"] = importlib.metadata.version("vllm")
