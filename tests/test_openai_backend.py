@@ -23,7 +23,7 @@ from babelprobe.models.base import ChatMessage, Generate, LogLikelihood, NextTok
 from babelprobe.models.openai_backend import OpenAIBackend, backoff_delay, parse_retry_after, public_url
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.specs import resolve
-from babelprobe.pipeline import run_cka
+from babelprobe.pipeline import RunError, run
 from loopback_server import FaultProxy, ModelServer, _Quiet, serve
 
 DEMO_CKA = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "polyglot_or_not_demo.jsonl"
@@ -126,8 +126,8 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
     server = ModelServer(smollm2, "gpt-test", "hosted")
     with serve(server.handler()) as url:
         config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
-        with pytest.raises(UnsupportedKind, match="cka needs"):
-            run_cka(config)
+        with pytest.raises(RunError, match=r"probe cka \(cka\) needs log-probabilities .*use hf:, gguf: or vllm:"):
+            run(config)
         # only the load-time detection reached the server: models, the echo probe (400), one chat
         assert server.hits == ["/v1/models", "/v1/completions", "/v1/chat/completions"]
         backend = _open("openai:gpt-test", url)
@@ -159,7 +159,8 @@ def test_faults_end_answered_or_error_and_rerun_completes(smollm2, tmp_path, mon
     ones and takes the rest from the cache; the API key is found nowhere."""
     monkeypatch.setenv("BP_TEST_KEY", KEY)
     common = dict(data=DEMO_CKA, langs=["en"], limit=10, bootstrap_resamples=100, allow_errors=True)
-    ref = _items(run_cka(CKAConfig(out=tmp_path / "ref", cache=None, **common), backend=smollm2).out)
+    smol = "bundled:smollm2-135m-instruct"
+    ref = _items(run(CKAConfig(model=smol, out=tmp_path / "ref", cache=None, **common), backends={smol: smollm2}).out)
     poison = sorted(ref["stems"].map(lambda s: s[0]))[0]
     cache = tmp_path / "responses.sqlite"
     server = ModelServer(smollm2, "smollm2-echo", "llamacpp", api_key=KEY)
@@ -168,7 +169,7 @@ def test_faults_end_answered_or_error_and_rerun_completes(smollm2, tmp_path, mon
         with serve(proxy.handler()) as url:
             config = CKAConfig(model="openai:smollm2-echo", out=tmp_path / "run1", cache=cache, base_url=url,
                                api_key_env="BP_TEST_KEY", concurrency=4, request_timeout=1.0, max_retries=4, **common)
-            first = run_cka(config)
+            first = run(config)
         assert all(proxy.injected[f] > 0 for f in ("429", "500", "truncated", "nonjson", "empty", "poison")), proxy.injected
         items = _items(first.out)
         errored = items[items["error"].notna()]
@@ -183,7 +184,7 @@ def test_faults_end_answered_or_error_and_rerun_completes(smollm2, tmp_path, mon
 
         hits_before = len(server.hits)
         config = config.model_copy(update={"out": tmp_path / "run2", "base_url": upstream})
-        second = run_cka(config)
+        second = run(config)
         rerun_requests = [h for h in server.hits[hits_before:] if h == "/v1/completions"]
     items2 = _items(second.out)
     assert items2["error"].isna().all() and second.manifest.requests.cached > 0

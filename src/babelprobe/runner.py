@@ -18,7 +18,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from babelprobe.models.base import Backend, Request, RequestFailure, Response, answer, request_key
 from babelprobe.models.cache import ResponseCache
-from babelprobe.models.registry import check_supported
 
 Item = TypeVar("Item")
 Record = TypeVar("Record")
@@ -154,9 +153,12 @@ class Runner:
 
 
 class Probe(Protocol[Item, Record]):
-    """A probe turns items into requests and responses into records; it never calls a model."""
+    """A probe turns items into requests and responses into records; it never calls a model.
+    ``request_kinds`` names the request kinds it sends, so that a backend that cannot answer
+    them is refused before anything is sent."""
 
     name: str
+    request_kinds: frozenset[str]
 
     def requests(self, item: Item) -> list[Request]: ...
 
@@ -177,7 +179,6 @@ def run_probe(probe: Probe, items: Sequence, runner: Runner) -> ProbeRun:
     """Build every item's requests, answer them all at once (shared requests pay once), score."""
     t0 = time.perf_counter()
     per_item = [probe.requests(item) for item in items]
-    check_supported(runner.backend, {r.kind for reqs in per_item for r in reqs}, probe.name)
     t1 = time.perf_counter()
     outcomes = runner.run(r for reqs in per_item for r in reqs)
     t2 = time.perf_counter()

@@ -102,6 +102,8 @@ def supported_kinds(backend) -> frozenset[str]:
     declared = getattr(backend, "supported_kinds", None)
     if declared is not None:
         return frozenset(declared)
+    if callable(getattr(backend, "supports", None)):
+        return frozenset(k for k in ALL_KINDS if backend.supports(k))
     engine = backend.fingerprint.backend
     return next((info.kinds for info in BACKENDS if info.engine == engine), ALL_KINDS)
 
