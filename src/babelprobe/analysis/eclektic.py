@@ -22,6 +22,8 @@ import pandas as pd
 from pydantic import BaseModel
 from scipy.stats import norm
 
+from babelprobe.languages import language_script
+
 Z95 = float(norm.ppf(0.975))
 
 
@@ -106,7 +108,17 @@ class EclekticSummary(BaseModel):
     judges: list[str]
 
 
+def row_scripts(items: pd.DataFrame) -> pd.Series:
+    """Script of each row's target language for same- vs cross-script pairs (§4.2):
+    languages.language_script (ja and zh both Han), the stored script (read from the question's
+    text) only where the language code names none."""
+    known = {lang: language_script(lang) for lang in items["target_language"].unique()}
+    return pd.Series([known[lang] or stored for lang, stored in zip(items["target_language"], items["script"])],
+                     index=items.index)
+
+
 def summarise_setting(items: pd.DataFrame) -> SettingSummary:
+    items = items.reset_index(drop=True)  # pairs keep the items' row labels
     judged = "judge_correct" in items and items["judge_correct"].notna().any()
     metrics = {"string": "recall", "string_compat": "recall_compat"}
     if judged:
@@ -118,8 +130,9 @@ def summarise_setting(items: pd.DataFrame) -> SettingSummary:
         matrices[name] = language_matrices(pairs, source, items)
     main = "judge_correct" if judged else "recall"
     pairs, source = pair_table(items, main)
-    script_of = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["script"]
-    same = pairs["script"].to_numpy() == pairs["q_id"].map(script_of).to_numpy()
+    script = row_scripts(items)
+    source_script = script[items["is_source"]].groupby(items["q_id"]).first()
+    same = (script[pairs.index] == pairs["q_id"].map(source_script)).to_numpy()
     by_script = {label: transfer_scores(pairs[mask], source) for label, mask in (("same", same), ("cross", ~same))
                  if np.any(mask)}
     return SettingSummary(
@@ -146,7 +159,8 @@ def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame,
     rows = load_eclektic(path, ColumnMap.parse(columns), predictions=True)
     items = pd.DataFrame([{
         "q_id": r.q_id, "source_language": r.source_language, "target_language": r.target_language,
-        "is_source": r.is_source, "setting": "rescored", "script": detect_script(r.question or r.answer),
+        "is_source": r.is_source, "setting": "rescored",
+        "script": language_script(r.target_language) or detect_script(r.question or r.answer),
         "answer": r.answer, "prediction": r.prediction,
         "recall": word_recall(r.answer, r.prediction or "", r.target_language, "normalized"),
         "recall_compat": word_recall(r.answer, r.prediction or "", r.target_language, "compat"),

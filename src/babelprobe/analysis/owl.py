@@ -5,19 +5,23 @@ scores; an error taxonomy with the most frequent wrong answers; run-to-run delta
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 import pandas as pd
 from pydantic import BaseModel
 
 from babelprobe.analysis.bootstrap import bootstrap_ci
-from babelprobe.metrics.owl import normalize
+from babelprobe.metrics.owl import is_honorific, normalize
 
 LENGTH_BUCKETS = ((0, 50, "0-50"), (50, 100, "50-100"), (100, 10**9, "100+"))
-PRONOUNS = {"he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
-            "el", "ella", "il", "elle", "er", "sie", "o", "он", "она", "они"}
-HONORIFICS = {"mr", "mrs", "ms", "miss", "sir", "lady", "lord", "madam", "madame", "monsieur", "mademoiselle",
-              "senor", "senora", "senorita", "don", "dona", "herr", "frau", "fraulein", "dr", "doctor", "captain"}
+# Written in their own script; looked up both as written (casefolded) and transliterated.
+PRONOUNS = frozenset({
+    "he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
+    "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
+    "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
+    "их", "я", "ты", "мы", "вы", "nó", "họ",
+})
 ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
                "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
 
@@ -71,9 +75,9 @@ def error_category(row: pd.Series) -> str:
         return "abstention"
     if "[mask]" in norm:
         return "[MASK] echoed"
-    if norm in PRONOUNS:
-        return "pronoun"
-    if norm.split() and norm.split()[0].rstrip(".") in HONORIFICS and len(norm.split()) == 1:
+    if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
+        return "pronoun"  # the transliteration of "он" is "on": look up the written form too
+    if len(name.split()) == 1 and is_honorific(name):
         return "honorific"
     if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
         return "multiple guesses"

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from babelprobe.data.eclektic import EclekticRow
-from babelprobe.languages import detect_script, language_name
+from babelprobe.languages import detect_script, language_name, language_script
 from babelprobe.metrics.eclektic import parse_judge, word_recall
 from babelprobe.models.base import ChatMessage, Generate, GenerateResult, Request, Response
 
@@ -67,7 +67,7 @@ class EclekticRecord(BaseModel):
     target_language: str
     is_source: bool
     setting: str
-    script: str
+    script: str  # of the target language (languages.language_script), else read from the question
     question: str
     answer: str
     prompt: str
@@ -110,7 +110,8 @@ class EclekticProbe:
     def _base(self, row: EclekticRow, **values) -> EclekticRecord:
         return EclekticRecord(
             q_id=row.q_id, source_language=row.source_language, target_language=row.target_language,
-            is_source=row.is_source, setting=self.setting, script=detect_script(row.question),
+            is_source=row.is_source, setting=self.setting,
+            script=language_script(row.target_language) or detect_script(row.question),
             question=row.question, answer=row.answer, prompt=prompt_text(row, self.setting), **values,
         )
 
