@@ -400,8 +400,8 @@ class TransformersBackend:
         cut at the stop string by the caller."""
         sampling = temperature > 0
         return GenerationConfig(
-            max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1,
-            temperature=temperature if sampling else 1.0, top_k=0 if sampling else None, top_p=1.0, repetition_penalty=1.0,
+            max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1, repetition_penalty=1.0,
+            temperature=temperature if sampling else 1.0, top_k=0 if sampling else None, top_p=1.0,
             eos_token_id=self._eos, pad_token_id=self.pad_id, stop_strings=list(stop) or None,
             return_dict_in_generate=True, output_logits=want_logprobs,
         )
