@@ -22,6 +22,7 @@ from transformers import (
 
 from babelprobe.models.base import Fingerprint, LogLikelihood, NextToken
 from babelprobe.models.hf import TransformersBackend
+from test_hf_backend import reference_logprobs  # unbatched full forward through the model's own head
 from tiny_models import DECODER, tiny_model, tiny_tokenizer
 
 PAIRS = [("the capital of france is", " paris"), ("he was in", " rome and berlin"), ("one two", " three four five")]
@@ -63,16 +64,6 @@ def backend_for(model) -> TransformersBackend:
     fingerprint = Fingerprint(spec="tiny", backend="transformers", weights="random", dtype="float32", device="cpu",
                               versions={})
     return TransformersBackend(model, tiny_tokenizer(), fingerprint)
-
-
-def reference_logprobs(backend, context: str, continuation: str) -> list[float]:
-    """Unbatched full forward through the model's own head, log_softmax everywhere."""
-    split = backend.boundary.split(context, continuation)
-    ids = torch.tensor([split.context_ids + split.continuation_ids])
-    with torch.inference_mode():
-        logp = torch.log_softmax(backend.model(input_ids=ids).logits[0].float(), -1)
-    n = len(split.context_ids)
-    return [logp[n - 1 + j, tok].item() for j, tok in enumerate(split.continuation_ids)]
 
 
 @pytest.mark.parametrize(
