@@ -102,7 +102,8 @@ REQUEST_DEFINITIONS = (
     base.ChatMessage, base.Generate, base.LogLikelihood, base.NextToken, base.HiddenStates,
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
 )
-PINNED = (1, "0000")  # (BACKEND_REVISION, sha256 of the scoring code) as of that revision
+# (BACKEND_REVISION, sha256 of the scoring code) as of that revision
+PINNED = (1, "1b45e73033a57bbb4922c33ec6a1b8f3cf573873a0a8c8d207f3073c47f65a91")
 
 
 def scoring_code_hash() -> str:
