@@ -128,7 +128,14 @@ class Fingerprint(BaseModel):
 
     spec: str
     backend: str
-    weights: str = Field(description="sha256 of the weights file(s), or hub id@revision")
+    weights: str = Field(description="sha256 of the weights file(s), or hub id@commit sha")
+    support_files: str | None = Field(
+        default=None, description="sha256 of a directory's tokenizer, chat template and config files "
+        "(None where `weights` covers them: a GGUF file, a hub commit)",
+    )
+    backend_revision: int = Field(
+        default=0, description="the backend's BACKEND_REVISION: bumped when its code changes answers",
+    )
     dtype: str
     quantization: str | None = None
     device: str
