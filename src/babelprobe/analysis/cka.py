@@ -59,8 +59,8 @@ def script_test(items: pd.DataFrame, language_script: dict[str, str]) -> ScriptT
     scored = items[items["error"].isna()]
     scripts = scored["language"].map(language_script)
     table = pd.crosstab(scripts, scored["known"].astype(bool)).reindex(columns=[True, False], fill_value=0)
-    if len(table) < 2:
-        return None
+    if len(table) < 2 or (table.sum(axis=0) == 0).any():
+        return None  # one script, or every scored fact known (or none): nothing to test
     chi2, p, dof, _ = stats.chi2_contingency(table.to_numpy())
     return ScriptTest(
         chi2=float(chi2), p_value=float(p), dof=int(dof),
