@@ -131,6 +131,7 @@ def run_eclektic_command(
     langs: Optional[str] = typer.Option(None, help="keep questions whose source and target are in these languages"),
     limit: Optional[int] = typer.Option(None, help="questions (seeded sample)"),
     max_tokens: int = typer.Option(64, help="new tokens per answer"),
+    chat: Optional[bool] = typer.Option(None, "--chat/--no-chat", help="prompt as a chat message (default: if the model has a chat template); without chat the answer is the first line"),
     batch_size: int = typer.Option(8, help="requests per generation batch"),
     device: str = typer.Option("auto"),
     dtype: str = typer.Option("auto"),
@@ -147,7 +148,7 @@ def run_eclektic_command(
     except ValueError as exc:
         _fail(str(exc))
     config = _config(EclekticConfig, model=model, data=data, columns=column_map, settings=_langs(settings) or [],
-                     judges=judge, langs=_langs(langs), limit=limit, max_tokens=max_tokens, batch_size=batch_size,
+                     judges=judge, langs=_langs(langs), limit=limit, max_tokens=max_tokens, chat=chat, batch_size=batch_size,
                      device=device, dtype=dtype, seed=seed, figures=figures, out=out, allow_errors=allow_errors,
                      overwrite=overwrite, **_cache_fields(cache, no_cache))
     raise typer.Exit(_execute(config))
@@ -347,7 +348,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
     except FileNotFoundError as exc:
         _fail(str(exc))
     if manifest.probe == "eclektic":
-        summary = summarise_eclektic(items, manifest.config.get("judges", []))
+        summary = summarise_eclektic(items, manifest.config.get("judges", []), seed=manifest.seed)
     elif manifest.probe == "owl":
         summary = summarise_owl(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
     else:

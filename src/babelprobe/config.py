@@ -49,6 +49,7 @@ class EclekticConfig(RunOptions):
     langs: list[str] | None = None
     limit: int | None = Field(default=None, ge=1, description="questions (seeded sample)")
     max_tokens: int = Field(default=64, ge=1)
+    chat: bool | None = Field(default=None, description="None: chat if the model has a chat template")
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = Field(default=8, ge=1)
     figures: bool = True

@@ -110,8 +110,8 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
                  judges: dict[str, Backend] | None = None, progress: bool = False) -> RunOutcome:
     """Answer every question in every setting, then have each judge rule on every answer."""
     t_start = time.perf_counter()
-    need_context = "open-book" in config.settings or bool(config.judges)
-    rows = load_eclektic(config.data, config.columns, need_context=need_context, langs=config.langs)
+    rows = load_eclektic(config.data, config.columns, need_context="open-book" in config.settings,
+                         langs=config.langs, need_target_context=bool(config.judges))
     rows = sample_groups(rows, lambda r: r.q_id, config.limit, config.seed)
     store.prepare_run_dir(config.out, config.overwrite)
     t_load = time.perf_counter()
@@ -121,12 +121,15 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
         if spec not in judges:
             judges[spec] = backend if spec == config.model else _backend(config, spec)
     judge_backends = [judges[s] for s in config.judges]
+    chat = backend.has_chat_template if config.chat is None else config.chat
+    if chat and not backend.has_chat_template:
+        raise ValueError(f"--chat: {backend.fingerprint.spec} has no chat template")
     timings = {"model_load": time.perf_counter() - t_load}
     records = []
     with _cache(config) as cache:
         runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
         for setting in config.settings:
-            probe = EclekticProbe(setting, chat=backend.has_chat_template, max_tokens=config.max_tokens)
+            probe = EclekticProbe(setting, chat=chat, max_tokens=config.max_tokens)
             result: ProbeRun = run_probe(probe, rows, runner)
             records += list(zip(rows, result.records))
             for key, value in result.seconds.items():
@@ -138,7 +141,7 @@ def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
     final = [record for _, record in records]
     errors = sum(r.error is not None for r in final)
     timings["total"] = time.perf_counter() - t_start
-    outcome = _finish(config, backend, final, lambda items: summarise_eclektic(items, config.judges),
+    outcome = _finish(config, backend, final, lambda items: summarise_eclektic(items, config.judges, seed=config.seed),
                       {r.source for r in rows}, runner.stats, errors, timings, judge_backends)
     if config.figures:
         from babelprobe.report.figures import eclektic_figures
