@@ -100,7 +100,8 @@ def pair_items(targets: dict[str, list[float]], source_score: dict[str, float]) 
         rows += [dict(q_id=q, source_language="en", target_language=f"t{i}", is_source=False, recall=s)
                  for i, s in enumerate(scores)]
     frame = pd.DataFrame(rows)
-    frame["error"], frame["setting"], frame["script"], frame["recall_compat"] = None, "closed-book", "Latin", frame["recall"]
+    frame["error"], frame["setting"], frame["script"] = None, "closed-book", "Latin"
+    frame["recall_compat"] = frame["recall"]
     return frame
 
 
@@ -181,7 +182,8 @@ def test_chat_flag_overrides_the_automatic_choice(tmp_path, gemma):
                               "--langs", "de,en", "--no-figures", "--no-cache", "--device", "cpu", "--out", str(out)])
     assert result.exit_code == 0, result.output
     items = pd.read_parquet(out / "items.parquet")
-    assert items["prompt"].str.endswith("\n\n").all() and json.loads((out / "manifest.json").read_text())["config"]["chat"] is False
+    assert items["prompt"].str.endswith("\n\n").all()
+    assert json.loads((out / "manifest.json").read_text())["config"]["chat"] is False
     # --chat on a model without a chat template is refused, not recorded as errors item by item
     config = EclekticConfig(data=DEMO_ECLEKTIC, chat=True, limit=1, out=tmp_path / "chat", cache=None)
     with pytest.raises(ValueError, match="no chat template"):

@@ -137,8 +137,8 @@ def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 
     pairs, source = pair_table(items, main)
     script_of = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["script"]
     same = pairs["script"].to_numpy() == pairs["q_id"].map(script_of).to_numpy()
-    by_script = {label: transfer_scores(pairs[mask], source, resamples, seed) for label, mask in (("same", same), ("cross", ~same))
-                 if np.any(mask)}
+    by_script = {label: transfer_scores(pairs[mask], source, resamples, seed)
+                 for label, mask in (("same", same), ("cross", ~same)) if np.any(mask)}
     return SettingSummary(
         setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
         string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),

@@ -5,7 +5,7 @@ the hint ablations of Fig. 10: ``general-hint``, ``source-language-name``,
 ``source-language-title`` and ``open-book`` (cross-lingual open-book: the source-language context
 before the target-language question: Fig. 10's SOURCE_LANG_CONTEXT and §4.4). A model with a chat
 template gets the prompt as one user message; a base model gets it as plain text to complete,
-with a paragraph break after it and generation stopped at the first line break (``as_request``).
+with a paragraph break after it and generation stopped at the first line break (``answer_request``).
 
 Answers are scored with the string metric (§3.1, both behaviours) and, in a second stage, by
 judge models with the prompt of Fig. 9: "the question and the translated context" (§3), i.e. the
@@ -72,7 +72,7 @@ class EclekticRecord(BaseModel):
     script: str
     question: str
     answer: str
-    prompt: str  # the text sent (a base model's includes the paragraph break, ``as_request``)
+    prompt: str  # the text sent (a base model's includes the paragraph break, ``answer_request``)
     raw_prediction: str | None = None  # the backend's text as returned, before the probe strips it
     prediction: str | None = None  # what is scored and judged
     recall: float | None = None  # normalised string metric

@@ -78,7 +78,8 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
                            console: Console | None = None) -> None:
     """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
     console = console or Console()
-    table = _titled("ECLeKTiC overall success and transfer score (%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
+    table = _titled("ECLeKTiC overall success and transfer score "
+                    "(%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
     table.add_column("setting", no_wrap=True)
     for col in ("judge: overall", "transfer", "string: overall", "transfer"):
         table.add_column(col, justify="right")
