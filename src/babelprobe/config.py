@@ -108,6 +108,8 @@ class EclekticConfig(RunOptions):
                                      style="comma")
     limit: int | None = option(None, "questions (seeded sample; all their target languages)", ge=1)
     max_tokens: int = option(64, "new tokens per answer", ge=1)
+    chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
+                                     "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = option(8, "requests per generation batch", ge=1)
     figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")

@@ -66,17 +66,20 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
 
 
 def _score(s: Score | None) -> str:
-    """'-' where undefined (no judge, or no source answer right so transfer has no denominator)."""
+    """Value [bootstrap-over-questions CI] ± notebook margin; '-' where undefined (no judge, or no
+    source answer right so transfer has no denominator); a CI with no spread is marked."""
     if s is None or math.isnan(s.value):
         return "-"
-    return f"{100 * s.value:.1f} ± {100 * s.margin:.1f}"
+    ci = "[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}"
 
 
 def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
                            console: Console | None = None) -> None:
     """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
     console = console or Console()
-    table = _titled("ECLeKTiC overall success and transfer score (%, 95% margin)", manifest)
+    table = _titled("ECLeKTiC overall success and transfer score "
+                    "(%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
     table.add_column("setting", no_wrap=True)
     for col in ("judge: overall", "transfer", "string: overall", "transfer"):
         table.add_column(col, justify="right")
