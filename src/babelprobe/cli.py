@@ -22,6 +22,7 @@ from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import ColumnMap, load_eclektic
 from babelprobe.data.owl import convert_owl_release, load_owl
 from babelprobe.data.validation import DatasetError
+from babelprobe.graph_cli import graph_app
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
 from babelprobe.report.terminal import print_cka_summary, print_deltas, print_eclektic_summary, print_owl_summary
 
@@ -31,6 +32,7 @@ run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=Tru
 app.add_typer(run_app, name="run")
 rescore_app = typer.Typer(help="Score released or saved predictions without a model.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
+app.add_typer(graph_app, name="graph")
 console = Console()
 err = Console(stderr=True)
 
