@@ -17,14 +17,17 @@ from babelprobe import store
 from babelprobe.analysis.cka import CKASummary, summarise_cka
 from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
 from babelprobe.analysis.owl import OwlSummary, compare_owl, summarise_owl
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
+from babelprobe.analysis.similarity import SimilaritySummary
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions, SimilarityConfig
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import ColumnMap, load_eclektic
 from babelprobe.data.owl import convert_owl_release, load_owl
 from babelprobe.data.validation import DatasetError
 from babelprobe.graph_cli import graph_app
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
-from babelprobe.report.terminal import print_cka_summary, print_deltas, print_eclektic_summary, print_owl_summary
+from babelprobe.report.terminal import (
+    print_cka_summary, print_deltas, print_eclektic_summary, print_owl_summary, print_similarity_summary,
+)
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -40,10 +43,12 @@ BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
 DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
 DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
 DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
+DEMO_PARALLEL = BUNDLED_DATA / "polyglot_or_not_parallel.jsonl"
 DEMO_JUDGE = "bundled:smollm2-135m-instruct"
 DATASETS = {
     "polyglot-or-not-demo": (DEMO_CKA, "cka", "300 Polyglot-or-Not facts: the same 50 in en, de, fr, es, ru, uk (Apache-2.0)"),
     "owl-demo": (DEMO_OWL, "owl", "12 public-domain passages (pre-1929) from 5 books, aligned across 6 languages"),
+    "polyglot-or-not-parallel": (DEMO_PARALLEL, "similarity", "100 Polyglot-or-Not stems, the same facts in 20 languages (Apache-2.0)"),
     "eclektic-demo": (DEMO_ECLEKTIC, "eclektic", "30 illustrative questions written for babelprobe: 6 questions x en, de, ru, ja, zh"),
 }
 
@@ -55,9 +60,9 @@ def _fail(message: str, code: int = 2) -> None:
 
 def _execute(config: RunOptions) -> int:
     """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
-    from babelprobe.pipeline import run_cka, run_eclektic, run_owl
+    from babelprobe.pipeline import run_cka, run_eclektic, run_owl, run_similarity
 
-    runs = {CKAConfig: run_cka, EclekticConfig: run_eclektic, OwlConfig: run_owl}
+    runs = {CKAConfig: run_cka, EclekticConfig: run_eclektic, OwlConfig: run_owl, SimilarityConfig: run_similarity}
     try:
         outcome = runs[type(config)](config, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
@@ -78,6 +83,8 @@ def _print_summary(summary, manifest: store.Manifest | None) -> None:
         print_eclektic_summary(summary, manifest, console)
     elif isinstance(summary, OwlSummary):
         print_owl_summary(summary, manifest, console)
+    elif isinstance(summary, SimilaritySummary):
+        print_similarity_summary(summary, manifest, console)
 
 
 def _config(cls, **fields):
@@ -183,6 +190,48 @@ def run_owl_command(
                      prefix_max_tokens=prefix_max_tokens, batch_size=batch_size, device=device, dtype=dtype,
                      seed=seed, figures=figures, out=out, allow_errors=allow_errors, overwrite=overwrite,
                      **_cache_fields(cache, no_cache))
+    raise typer.Exit(_execute(config))
+
+
+def _layers(value: str) -> str | list[int]:
+    if value in ("last", "all"):
+        return value
+    try:
+        return [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"--layers {value!r}: last, all, or comma-separated indices (0 = embeddings, -1 = last)")
+
+
+@app.command("similarity")
+def similarity_command(
+    out: Path = typer.Option(..., "--out", help="run directory to write"),
+    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
+    data: Path = typer.Option(DEMO_PARALLEL, help="parallel sentences: a file with id, language, text, or a "
+                                                  "Polyglot-or-Not <lang>.parquet directory (first stems)"),
+    langs: Optional[str] = typer.Option(None, help="comma-separated language codes"),
+    limit: Optional[int] = typer.Option(None, help="parallel ids (seeded sample; the same ids in every language)"),
+    layers: str = typer.Option("last", help="last, all, or indices e.g. 0,6,-1 (all: d floats per layer and "
+                                            "sentence in the response cache)"),
+    pooling: str = typer.Option("mean-text", help="mean-text (the sentence's own tokens) or mean (BOS included)"),
+    rank: Optional[int] = typer.Option(None, help="rank r of the language-specific subspace (default: languages - 1)"),
+    typology: str = typer.Option("lang2vec", help="typological similarity to correlate with: lang2vec, urielplus, none"),
+    batch_size: int = typer.Option(32),
+    device: str = typer.Option("auto"),
+    dtype: str = typer.Option("auto"),
+    max_length: Optional[int] = typer.Option(None, help="longest input in tokens (default: the model's)"),
+    cache: Optional[Path] = typer.Option(None, help="response cache file"),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+    seed: int = typer.Option(0, help="seed for sampling ids"),
+    figures: bool = typer.Option(True, "--figures/--no-figures"),
+    allow_errors: bool = typer.Option(False, "--allow-errors"),
+    overwrite: bool = typer.Option(False, "--overwrite"),
+) -> None:
+    """Language similarity from the model's hidden states (Shared Path §4.1, Algorithm 1), per layer, with its
+    correlation to typological similarity (App. B.4). Writes similarity.csv for `babelprobe graph`."""
+    config = _config(SimilarityConfig, model=model, data=data, langs=_langs(langs), limit=limit, layers=_layers(layers),
+                     pooling=pooling, rank=rank, typology=typology, batch_size=batch_size, device=device, dtype=dtype,
+                     max_length=max_length, seed=seed, figures=figures, out=out, allow_errors=allow_errors,
+                     overwrite=overwrite, **_cache_fields(cache, no_cache))
     raise typer.Exit(_execute(config))
 
 
@@ -352,6 +401,13 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
         summary = summarise_eclektic(items, manifest.config.get("judges", []))
     elif manifest.probe == "owl":
         summary = summarise_owl(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
+    elif manifest.probe == "similarity":
+        import pandas as pd
+
+        from babelprobe.analysis.similarity import MEANS, summarise_similarity
+
+        summary = summarise_similarity(pd.read_parquet(run_dir / MEANS), manifest.config.get("rank"),
+                                       manifest.config.get("typology", "lang2vec"))
     else:
         summary = summarise_cka(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
     _print_summary(summary, manifest)

@@ -67,3 +67,18 @@ class OwlConfig(RunOptions):
     batch_size: int = Field(default=8, ge=1)
     bootstrap_resamples: int = Field(default=10_000, ge=100)
     figures: bool = True
+
+
+class SimilarityConfig(RunOptions):
+    """Language similarity from the model's hidden states (Shared Path §4.1, App. A and B.4)."""
+
+    probe: Literal["similarity"] = "similarity"
+    data: Path
+    langs: list[str] | None = None
+    limit: int | None = Field(default=None, ge=1, description="parallel ids (the same in every language)")
+    layers: Literal["last", "all"] | list[int] = Field(
+        default="last", description="hidden layers: last, all, or indices (0 = embeddings, -1 = last)")
+    pooling: Literal["mean-text", "mean"] = "mean-text"
+    rank: int | None = Field(default=None, ge=1, description="rank r of the language-specific subspace; None: L - 1")
+    typology: Literal["lang2vec", "urielplus", "none"] = "lang2vec"
+    figures: bool = True

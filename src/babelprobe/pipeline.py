@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import pandas as pd
 from pydantic import BaseModel
 
 from babelprobe import store
 from babelprobe.analysis.cka import summarise_cka
 from babelprobe.analysis.eclektic import summarise_eclektic
 from babelprobe.analysis.owl import summarise_owl
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions, SimilarityConfig
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import load_eclektic
 from babelprobe.data.owl import load_owl
@@ -205,4 +206,84 @@ def run_owl(config: OwlConfig, backend: Backend | None = None, progress: bool = 
         from babelprobe.report.figures import owl_figures
 
         owl_figures(outcome.summary, config.out)
+    return outcome
+
+
+def hidden_layer_count(backend: Backend) -> int:
+    """Decoder layers of a transformers backend (HiddenStates index 0 is the embeddings)."""
+    config = getattr(getattr(backend, "model", None), "config", None)
+    text_config = config.get_text_config() if config is not None and hasattr(config, "get_text_config") else config
+    count = getattr(text_config, "num_hidden_layers", None)
+    if count is None:
+        raise ValueError(f"{backend.fingerprint.spec}: cannot tell its number of layers; pass --layers as indices")
+    return int(count)
+
+
+def resolve_layers(layers, count: int) -> tuple[int, ...]:
+    """'last', 'all' or indices (negative from the end) as sorted indices 0..count."""
+    if layers == "last":
+        return (count,)
+    if layers == "all":
+        return tuple(range(count + 1))
+    resolved = set()
+    for layer in layers:
+        index = layer + count + 1 if layer < 0 else layer
+        if not 0 <= index <= count:
+            raise ValueError(f"layer {layer} out of range: the model has layers 0..{count} (0 = embeddings)")
+        resolved.add(index)
+    return tuple(sorted(resolved))
+
+
+def run_similarity(config: SimilarityConfig, backend: Backend | None = None, progress: bool = False) -> RunOutcome:
+    """Mean sentence embedding per language and layer, then Algorithm 1 similarity per layer.
+
+    Languages are run one at a time and folded into running means, so memory holds one
+    language's vectors at most (all layers of a 2,000-sentence language are ~24M floats)."""
+    from babelprobe.analysis.similarity import (
+        MEANS, MeanAccumulator, long_frame, summarise_similarity, write_matrix_csv,
+    )
+    from babelprobe.data.parallel import load_parallel
+    from babelprobe.probes.similarity import SimilarityProbe
+
+    t_start = time.perf_counter()
+    sentences = load_parallel(config.data, config.langs, config.limit, config.seed)  # validates first
+    languages = list(dict.fromkeys(s.language for s in sentences))
+    if config.rank is not None and config.rank > len(languages) - 1:
+        raise ValueError(f"--rank {config.rank}: at most {len(languages) - 1} with {len(languages)} languages")
+    store.prepare_run_dir(config.out, config.overwrite)
+    t_load = time.perf_counter()
+    backend = backend or _backend(config, config.model)
+    timings = {"model_load": time.perf_counter() - t_load}
+    probe = SimilarityProbe(resolve_layers(config.layers, hidden_layer_count(backend)), config.pooling)
+    accumulator, records, errors = MeanAccumulator(), [], 0
+    with _cache(config) as cache:
+        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
+        for language in languages:
+            result = run_probe(probe, [s for s in sentences if s.language == language], runner)
+            accumulator.add(result.records)
+            records += [r.model_copy(update={"vectors": None}) for r in result.records]
+            errors += result.errors
+            timings[f"requests:{language}"] = result.seconds["requests"]
+    accumulator.frame().to_parquet(config.out / MEANS)
+
+    def summarise(_items):
+        return summarise_similarity(pd.read_parquet(config.out / MEANS), config.rank, config.typology)
+
+    timings["total"] = time.perf_counter() - t_start
+    outcome = _finish(config, backend, records, summarise, {s.source for s in sentences}, runner.stats, errors,
+                      timings)
+    summary = outcome.summary
+    write_matrix_csv(summary.layer(), config.out / "similarity.csv")
+    for layer in summary.similarity:
+        write_matrix_csv(layer, config.out / f"similarity_layer{layer.layer}.csv")
+    long_frame(summary).to_parquet(config.out / "similarity.parquet")
+    pd.DataFrame([t.model_dump() for t in summary.typology]).to_csv(config.out / "typology.csv", index=False)
+    if config.figures:
+        from babelprobe.report.graph_figures import similarity_heatmap, typology_by_layer
+
+        similarity_heatmap(summary.layer().as_matrix(), f"{backend.fingerprint.spec}: layer {summary.final_layer}, "
+                           f"rank {summary.rank}", config.out / "similarity.png")
+        if summary.typology and len(summary.layers) > 1:
+            typology_by_layer([t.model_dump() for t in summary.typology], config.out / "typology.png",
+                              f"{backend.fingerprint.spec}: model vs {summary.typology_source} similarity")
     return outcome

@@ -65,4 +65,5 @@ def language_similarity(means: np.ndarray, rank: int | None = None) -> np.ndarra
     if np.any(norms == 0):
         raise ValueError("a language's mean embedding has no component in the language-specific subspace")
     unit = projected / norms
-    return np.clip(unit.T @ unit, -1.0, 1.0)
+    cosine = unit.T @ unit
+    return np.clip((cosine + cosine.T) / 2, -1.0, 1.0)  # exactly symmetric, so CSV rounding keeps it so
