@@ -117,7 +117,10 @@ def correlate_command(
     """Pearson r, ρ_G and cross-topology r of each metric vs tokens at one θ (Table 1; Tables 6-11)."""
     _theta(theta)
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, metrics)
-    result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
+    try:
+        result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
+    except ValueError as exc:
+        _fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
     (out / "graph.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
     _write_nodes(out / "nodes.csv", nodes.languages, mem, tok)
@@ -147,7 +150,10 @@ def sweep_command(
     except ValueError as exc:
         _fail(str(exc))
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, metrics)
-    results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
+    try:
+        results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
+    except ValueError as exc:
+        _fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
     rows = sweep_rows(results)
     with (out / "sweep.csv").open("w", newline="", encoding="utf-8") as handle:

@@ -77,6 +77,9 @@ def correlate(similarity: SimilarityMatrix, memorization: LanguageSignals, token
     """Every statistic of one threshold θ (a Table 1 row per metric, a Table 6-11 column)."""
     nodes = graph_nodes(similarity, memorization, tokens)
     languages = nodes.languages
+    if len(languages) < 2:
+        raise ValueError(f"{len(languages)} language(s) are in the similarity, every memorization metric and the "
+                         f"tokens; at least 2 are needed (left out: {nodes.dropped})")
     sim = similarity.restricted(languages)
     graph = threshold_graph(sim.values, languages, theta)
     t_scaled = scaled_tokens({lang: tokens[lang] for lang in languages}, tokens_scale)

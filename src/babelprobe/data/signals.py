@@ -206,7 +206,7 @@ def read_memorization_run(run_dir: Path) -> LanguageSignals:
     if "language" not in items.columns:
         raise DatasetError([Problem(str(path), None, "language", "missing column")])
     if "error" in items.columns:
-        items = items[items["error"].isna()]
+        items = items[items["error"].isna()].infer_objects()  # errored rows may hold None in metric columns
     metric_columns = [c for c in items.columns if c != "language" and _is_metric_column(c, items[c])]
     if not metric_columns:
         raise DatasetError([Problem(str(path), None, None, "no numeric metric columns")])
