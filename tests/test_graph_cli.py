@@ -116,26 +116,31 @@ def test_sweep_writes_one_row_per_theta(inputs, tmp_path):
 
 
 def test_run_directories_stand_in_for_the_csvs(inputs, tmp_path):
-    sim, _, tokens = inputs
+    sim, mem, tokens = inputs
     sim_run = tmp_path / "sim_run"
     sim_run.mkdir()
     write_sim(sim_run / "similarity.csv")
+    write_sim(sim_run / "similarity_layer3.csv", matrix=np.where(np.eye(5, dtype=bool), 1.0, 0.0))
+    # a memorization run's per-language tables (MEM.csv layout; memorization.csv = longest prompt)
     mem_run = tmp_path / "mem_run"
     mem_run.mkdir()
-    pd.DataFrame({
-        "language": ["en", "en", "de", "de", "ru", "uk", "fr", "fr"],
-        "exact_match": [True, False, True, True, False, False, True, None],
-        "pm": [-40.0, -42.0, -30.0, -31.0, -35.0, -36.0, -20.0, -1.0],
-        "suffix_tokens": [15] * 8,  # bookkeeping, not a metric
-        "error": [None] * 7 + ["model failed"],
-    }).to_parquet(mem_run / "items.parquet")
+    (mem_run / "memorization.csv").write_text(mem.read_text())
+    write_rows(mem_run / "memorization_p35.csv", ["language", "EM"],
+               [["en", 0.0], ["de", 0.1], ["ru", 0.2], ["uk", 0.2], ["fr", 0.3]])
     out = tmp_path / "out"
     result = invoke("correlate", "--similarity", sim_run, "--memorization", mem_run, "--tokens", tokens,
                     "--theta", 0.41, "--out", out, "--no-figures")
     assert result.exit_code == 0, result.output
-    assert set(json.loads((out / "graph.json").read_text())["metrics"]) == {"exact_match", "pm"}
-    nodes = pd.read_csv(out / "nodes.csv").set_index("language")
-    assert nodes.loc["en", "exact_match"] == 0.5 and nodes.loc["fr", "pm"] == -20.0  # errored row left out
+    data = json.loads((out / "graph.json").read_text())
+    assert set(data["metrics"]) == {"EM", "PM"} and data["n_edges"] == 4
+    result = invoke("correlate", "--similarity", sim_run, "--layer", 3, "--memorization", mem_run,
+                    "--prefix-tokens", 35, "--tokens", tokens, "--theta", 0.41, "--out", out, "--no-figures")
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "graph.json").read_text())
+    assert set(data["metrics"]) == {"EM"} and data["n_edges"] == 0
+    result = invoke("correlate", "--similarity", sim_run, "--memorization", mem_run, "--prefix-tokens", 85,
+                    "--tokens", tokens, "--theta", 0.41, "--out", out)
+    assert result.exit_code == 2 and "no memorization_p85.csv here" in result.output.replace("\n", "")
 
 
 @pytest.mark.parametrize("content,where", [

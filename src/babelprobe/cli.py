@@ -368,11 +368,13 @@ def demo(
     model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
     device: str = typer.Option("auto"),
 ) -> None:
-    """The demo suite on the bundled models, offline: CKA, OWL and ECLeKTiC.
+    """The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC and language similarity.
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
-    hint, judged by the bundled instruct model."""
+    hint, judged by the bundled instruct model; language similarity per layer on 30 parallel
+    Polyglot-or-Not stems in 20 languages, then ρ_G and a θ sweep against a memorization run
+    with speaker population as a labelled stand-in for data volume."""
     code = 0
     for mode in ("first-token", "full"):
         console.rule(f"cka, {mode} mode")
@@ -386,7 +388,34 @@ def demo(
     config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
                             judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)
     code = max(code, _execute(config))
+    console.rule("similarity: Polyglot-or-Not stems, the same 30 facts in 20 languages, every layer")
+    # no response cache here: every layer of every sentence would take ~100 MB of it
+    config = SimilarityConfig(model=model, data=DEMO_PARALLEL, limit=30, layers="all", out=out / "similarity",
+                              device=device, overwrite=True, cache=None)
+    code = max(code, _execute(config))
+    _graph_demo(out / "similarity", out / "memorization", out / "graph")
     raise typer.Exit(code)
+
+
+def _graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None:
+    """ρ_G at one θ and a θ sweep, with speaker population as a labelled STAND-IN for data volume."""
+    from babelprobe.data.signals import MEMORIZATION_CSV, STANDIN_TOKENS_CSV, read_similarity, \
+        write_speaker_population_standin
+    from babelprobe.graph_cli import correlate_command, sweep_command
+
+    console.rule("graph: ρ_G and a θ sweep (tokens = STAND-IN: speaker population, NOT training data)")
+    if not (memorization_run / MEMORIZATION_CSV).is_file():
+        console.print(f"skipped: no {memorization_run / MEMORIZATION_CSV} (run the memorization demo first)")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    standin = out / STANDIN_TOKENS_CSV
+    write_speaker_population_standin(list(read_similarity(similarity_run).languages), standin)
+    console.print(f"data volume STAND-IN: {standin} (language_data speaking population; give real token counts "
+                  "with --tokens)", soft_wrap=True)
+    common = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
+                  layer=None, prefix_tokens=None, metrics=None, figures=True)
+    correlate_command(theta=0.5, out=out / "theta-0.5", **common)
+    sweep_command(thetas="0.0:0.9:0.1", out=out / "sweep", **common)
 
 
 @app.command()

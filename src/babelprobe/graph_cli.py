@@ -61,12 +61,13 @@ def parse_thetas(text: str) -> list[float]:
 
 
 def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, layer: Optional[int],
-            metrics: Optional[str]):
+            prefix_tokens: Optional[int], metrics: Optional[str]):
     if scale not in ("log", "raw"):
         _fail(f"--tokens-scale must be log or raw, got {scale!r}")
     try:
         sim = read_similarity(similarity, layer)
-        mem = read_memorization(memorization, [m.strip() for m in metrics.split(",")] if metrics else None)
+        mem = read_memorization(memorization, [m.strip() for m in metrics.split(",")] if metrics else None,
+                                prefix_tokens)
         tok = read_tokens(tokens, scale)
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
@@ -111,12 +112,14 @@ def correlate_command(
     out: Path = typer.Option(..., "--out", help="directory for graph.json, nodes.csv and graph.png"),
     tokens_scale: str = typer.Option("log", "--tokens-scale", help=SCALE_HELP),
     layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
+    prefix_tokens: Optional[int] = typer.Option(None, help="with a memorization run: this prompt length's table "
+                                                           "(default: the longest)"),
     metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="draw the graph at θ (graph.png)"),
 ) -> None:
     """Pearson r, ρ_G and cross-topology r of each metric vs tokens at one θ (Table 1; Tables 6-11)."""
     _theta(theta)
-    sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, metrics)
+    sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     try:
         result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
@@ -141,6 +144,8 @@ def sweep_command(
     out: Path = typer.Option(..., "--out", help="directory for sweep.csv, sweep.json and sweep.png"),
     tokens_scale: str = typer.Option("log", "--tokens-scale", help=SCALE_HELP),
     layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
+    prefix_tokens: Optional[int] = typer.Option(None, help="with a memorization run: this prompt length's table "
+                                                           "(default: the longest)"),
     metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write sweep.png (Fig. 4)"),
 ) -> None:
@@ -149,7 +154,7 @@ def sweep_command(
         values = parse_thetas(thetas)
     except ValueError as exc:
         _fail(str(exc))
-    sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, metrics)
+    sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     try:
         results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
@@ -170,13 +175,16 @@ def sweep_command(
     for column in ("θ", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
         table.add_column(column)
 
-    def cell(v: float | None) -> str:
-        return "—" if v is None else f"{v:+.2f}"
+    def cell(v: float | None, degenerate: bool = False) -> str:
+        return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
 
     for r in results:
         table.add_row(f"{r.theta:g}", str(r.n_subgraphs), str(r.n_single_points),
-                      *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r)}" for n in names))
+                      *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
+                        for n in names))
     console.print(table)
+    if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
+        console.print("* 2 subgraphs: cross r is ±1 by construction")
     console.print(f"results: {out / 'sweep.csv'}")
 
 

@@ -5,8 +5,8 @@ File contract (issue 7, §4):
 - MEM.csv: ``language`` plus one numeric column per memorization metric.
 - TOKENS.csv: ``language,tokens`` (the data-volume signal).
 A run directory can stand in for a file: a ``similarity`` run (its ``similarity.csv``, or
-``similarity_layer{N}.csv`` for another layer) or a ``memorization`` run (per-language means of
-the numeric columns of its items.parquet; see ``read_memorization_run``).
+``similarity_layer{N}.csv`` for another layer) or a ``memorization`` run (its ``memorization.csv``,
+or ``memorization_p{N}.csv`` for prompt length N).
 Every problem is a ``DatasetError`` naming file, row and field.
 """
 
@@ -22,6 +22,7 @@ import numpy as np
 from babelprobe.data.validation import DatasetError, Problem
 
 SIMILARITY_CSV = "similarity.csv"
+MEMORIZATION_CSV = "memorization.csv"
 SYMMETRY_TOLERANCE = 1e-6
 
 
@@ -160,10 +161,12 @@ def read_similarity(path: Path, layer: int | None = None) -> SimilarityMatrix:
     return read_similarity_csv(path)
 
 
-def read_memorization(path: Path, metrics: list[str] | None = None) -> LanguageSignals:
+def read_memorization(path: Path, metrics: list[str] | None = None, prefix_tokens: int | None = None) -> LanguageSignals:
     """MEM.csv (``language`` + one column per metric) or a memorization run directory."""
     if path.is_dir():
-        signals = read_memorization_run(path)
+        signals = read_memorization_run(path, prefix_tokens)
+    elif prefix_tokens is not None:
+        raise ValueError("--prefix-tokens applies to a memorization run directory, not to a CSV file")
     else:
         signals = LanguageSignals(str(path), _table(path, ()).values)
     if metrics:
@@ -188,40 +191,39 @@ def read_tokens(path: Path, scale: str) -> dict[str, float]:
     return tokens
 
 
-def read_memorization_run(run_dir: Path) -> LanguageSignals:
-    """Per-language means of a memorization run's items.parquet.
-
-    Reads the rows without an ``error``; every numeric or boolean column except the bookkeeping
-    ones (lengths, counts, seeds, indices) is a metric, averaged per ``language`` (a boolean
-    column such as an exact-match flag becomes a rate).
-    """
-    import pandas as pd
-
-    from babelprobe.store import ITEMS
-
-    path = run_dir / ITEMS
+def read_memorization_run(run_dir: Path, prefix_tokens: int | None = None) -> LanguageSignals:
+    """A memorization run's per-language table: ``memorization.csv`` (its longest prompt length)
+    or ``memorization_p{N}.csv`` (prompt length N), both in the MEM.csv layout (written by
+    ``babelprobe run memorization``: means over scored samples, EM as a rate)."""
+    name = MEMORIZATION_CSV if prefix_tokens is None else f"memorization_p{prefix_tokens}.csv"
+    path = run_dir / name
     if not path.is_file():
-        raise DatasetError([Problem(str(run_dir), None, None, f"no {ITEMS} here (not a run directory?)")])
-    items = pd.read_parquet(path)
-    if "language" not in items.columns:
-        raise DatasetError([Problem(str(path), None, "language", "missing column")])
-    if "error" in items.columns:
-        items = items[items["error"].isna()].infer_objects()  # errored rows may hold None in metric columns
-    metric_columns = [c for c in items.columns if c != "language" and _is_metric_column(c, items[c])]
-    if not metric_columns:
-        raise DatasetError([Problem(str(path), None, None, "no numeric metric columns")])
-    means = items.groupby("language")[metric_columns].mean(numeric_only=False)
-    values = {c: {lang: float(v) for lang, v in means[c].items() if math.isfinite(v)} for c in metric_columns}
-    return LanguageSignals(str(path), values)
+        have = sorted(p.name for p in run_dir.glob("memorization*.csv"))
+        raise DatasetError([Problem(str(run_dir), None, None, f"no {name} here (not a memorization run directory?"
+                                    f"{' have: ' + ', '.join(have) if have else ''})")])
+    return LanguageSignals(str(path), _table(path, ()).values)
 
 
-_BOOKKEEPING_WORDS = ("tokens", "length", "count", "index", "seed", "row", "position", "n_")
+STANDIN_TOKENS_CSV = "STAND-IN_speaker_population_as_tokens.csv"
 
 
-def _is_metric_column(name: str, column) -> bool:
-    import pandas as pd
+def write_speaker_population_standin(languages: list[str], path: Path) -> dict[str, float]:
+    """A STAND-IN for data volume when the real training-token counts are unknown: each
+    language's speaking population from the ``language_data`` package (via langcodes), in the
+    TOKENS.csv layout. It is not training data; the demo labels it as such. Languages without
+    a population are left out."""
+    import langcodes
 
-    if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
-        return False
-    lowered = name.lower()
-    return not any(word in lowered for word in _BOOKKEEPING_WORDS)
+    population = {}
+    for lang in languages:
+        try:
+            count = langcodes.Language.get(lang).speaking_population()
+        except (LookupError, ValueError):
+            continue
+        if count and count > 0:
+            population[lang] = float(count)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["language", "tokens"])
+        writer.writerows(population.items())
+    return population
