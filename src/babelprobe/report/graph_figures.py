@@ -19,6 +19,13 @@ from babelprobe.data.signals import SimilarityMatrix  # noqa: E402
 from babelprobe.metrics.graph import components, threshold_graph  # noqa: E402
 
 
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> Path:
     n = len(similarity.languages)
     fig, ax = plt.subplots(figsize=(1.5 + 0.42 * n, 1.0 + 0.4 * n))
@@ -27,10 +34,7 @@ def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> 
     ax.set_yticks(range(n), similarity.languages, fontsize=7)
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def typology_by_layer(rows: Sequence[dict], path: Path, title: str) -> Path:
@@ -45,10 +49,7 @@ def typology_by_layer(rows: Sequence[dict], path: Path, title: str) -> Path:
     ax.set_ylabel("Pearson r over language pairs")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def draw_graphs(similarity: SimilarityMatrix, thetas: Sequence[float], path: Path) -> Path:
@@ -68,10 +69,7 @@ def draw_graphs(similarity: SimilarityMatrix, thetas: Sequence[float], path: Pat
         ax.set_title(f"θ = {theta:g}: {graph.number_of_edges()} edges, {len(parts)} subgraphs, {single} single",
                      fontsize=8)
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str) -> Path:
@@ -96,7 +94,4 @@ def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str) ->
     bottom.set_xlabel("threshold θ")
     bottom.set_ylabel("count")
     bottom.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
