@@ -10,15 +10,16 @@ import pandas as pd
 import pytest
 import torch
 
-from babelprobe.analysis.similarity import MEANS, MeanAccumulator, summarise_similarity
-from babelprobe.cli import DEMO_PARALLEL
-from babelprobe.config import SimilarityConfig
+from babelprobe import store
+from babelprobe.analysis.similarity import language_means, summarise_similarity
+from babelprobe.config import DEMO_PARALLEL, SimilarityConfig
 from babelprobe.data.parallel import load_parallel
 from babelprobe.data.signals import read_similarity
 from babelprobe.data.validation import DatasetError
 from babelprobe.metrics.subspace import language_similarity
 from babelprobe.models.base import HiddenStates
-from babelprobe.pipeline import resolve_layers, run_similarity
+from babelprobe.families.similarity import resolve_layers
+from babelprobe.pipeline import read_run, run
 from babelprobe.probes.similarity import SentenceEmbedding
 
 
@@ -60,16 +61,14 @@ def test_polyglot_release_layout_drops_untranslated_copies(tmp_path):
     assert {s.id for s in sentences} == {"f1"}
 
 
-def test_running_means_equal_numpy_means():
+def test_language_means_equal_numpy_means():
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(5, 2, 4))
     records = [SentenceEmbedding(id=str(i), language="en" if i < 3 else "de", text="t", source="s", layers=[0, 7],
                                  vectors=vectors[i].tolist()) for i in range(5)]
     records.append(SentenceEmbedding(id="9", language="en", text="t", source="s", layers=[0, 7], error="failed"))
-    acc = MeanAccumulator()
-    acc.add(records[:2])
-    acc.add(records[2:])
-    frame = acc.frame().set_index(["language", "layer"])
+    stored = pd.DataFrame([r.model_dump() for r in records])
+    frame = language_means(stored).set_index(["language", "layer"])
     np.testing.assert_allclose(frame.loc[("en", 7), "vector"], vectors[:3, 1].mean(0))
     np.testing.assert_allclose(frame.loc[("de", 0), "vector"], vectors[3:, 0].mean(0))
     assert frame.loc[("en", 0), "n_sentences"] == 3  # the errored sentence is not averaged
@@ -102,7 +101,7 @@ def test_similarity_run_on_bundled_gemma(gemma, tmp_path):
     out = tmp_path / "sim"
     config = SimilarityConfig(data=DEMO_PARALLEL, langs=["en", "de", "ru", "uk"], limit=3, layers=[0, -1],
                               typology="none", out=out, cache=None)
-    outcome = run_similarity(config, backend=gemma)
+    outcome = run(config, backends={config.model: gemma})
     assert outcome.manifest.errors == 0 and outcome.manifest.items == 12
     summary = outcome.summary
     assert summary.layers == [0, 18] and summary.final_layer == 18 and summary.rank == 3
@@ -110,7 +109,7 @@ def test_similarity_run_on_bundled_gemma(gemma, tmp_path):
     # the stored means are the means of the model's own sentence embeddings
     sentences = load_parallel(DEMO_PARALLEL, ["en", "de", "ru", "uk"], limit=3)
     direct = gemma.hidden_states([HiddenStates(text=s.text, layers=(18,), pooling="mean-text") for s in sentences])
-    means = pd.read_parquet(out / MEANS).set_index(["language", "layer"])
+    means = language_means(store.read_items(out)).set_index(["language", "layer"])
     for lang in ("en", "ru"):
         mine = [np.array(r.vectors[0]) for s, r in zip(sentences, direct) if s.language == lang]
         np.testing.assert_allclose(means.loc[(lang, 18), "vector"], np.mean(mine, axis=0), rtol=1e-4, atol=1e-4)
@@ -121,7 +120,7 @@ def test_similarity_run_on_bundled_gemma(gemma, tmp_path):
     np.testing.assert_allclose(sim.values, language_similarity(columns), atol=2e-6)
     assert sim.values[2, 3] > sim.values[0, 2]  # Russian is closer to Ukrainian than to English
     assert read_similarity(out, layer=0).values.shape == (4, 4)
-    rebuilt = summarise_similarity(pd.read_parquet(out / MEANS), None, "none")
+    rebuilt = read_run(out).summary  # what `babelprobe report` prints, from items.parquet alone
     assert rebuilt.model_dump() == json.loads((out / "summary.json").read_text())
     assert (out / "similarity.png").is_file() and (out / "items.parquet").is_file()
 

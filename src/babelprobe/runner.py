@@ -148,9 +148,12 @@ class Runner:
 
 
 class Probe(Protocol[Item, Record]):
-    """A probe turns items into requests and responses into records; it never calls a model."""
+    """A probe turns items into requests and responses into records; it never calls a model.
+    ``request_kinds`` names the request kinds it sends, so that a backend that cannot answer
+    them is refused before anything is sent."""
 
     name: str
+    request_kinds: frozenset[str]
 
     def requests(self, item: Item) -> list[Request]: ...
 

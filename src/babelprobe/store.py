@@ -111,6 +111,8 @@ def read_items(run_dir: str | Path) -> pd.DataFrame:
 
 def read_manifest(run_dir: str | Path) -> Manifest:
     path = Path(run_dir) / MANIFEST
+    if not Path(run_dir).is_dir():
+        raise FileNotFoundError(f"{run_dir}: no such run directory")
     if not path.exists():
         raise FileNotFoundError(f"{run_dir}: no {MANIFEST}: the run did not finish")
     return Manifest.model_validate(json.loads(path.read_text()))

@@ -1,13 +1,12 @@
 """Per-language mean embeddings and the similarity matrices built from them (Shared Path §4.1,
 Algorithm 1), with their correlation to typological similarity per layer (App. B.4).
 
-The run stores the means (``language_means.parquet``); everything here is computed from that
-file, so ``babelprobe report`` rebuilds the summary without a model."""
+Everything here is computed from the stored items (one pooled vector per sentence and layer), so
+``babelprobe report`` rebuilds the summary without a model."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,34 +15,24 @@ from pydantic import BaseModel
 from babelprobe.analysis.typology import TypologySource, pair_correlation, typological_similarities
 from babelprobe.data.signals import SimilarityMatrix
 from babelprobe.metrics.subspace import default_rank, language_similarity
-from babelprobe.probes.similarity import SentenceEmbedding
-
-MEANS = "language_means.parquet"
 
 
-@dataclass
-class MeanAccumulator:
-    """Running sums of sentence embeddings per (language, layer): memory does not grow with the
-    number of sentences."""
-
-    sums: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
-    counts: dict[tuple[str, int], int] = field(default_factory=dict)
-
-    def add(self, records: Iterable[SentenceEmbedding]) -> None:
-        for record in records:
-            if record.vectors is None:
-                continue
-            for layer, vector in zip(record.layers, record.vectors):
-                key = (record.language, layer)
-                array = np.asarray(vector, dtype=np.float64)
-                self.sums[key] = self.sums[key] + array if key in self.sums else array
-                self.counts[key] = self.counts.get(key, 0) + 1
-
-    def frame(self) -> pd.DataFrame:
-        rows = [{"language": lang, "layer": layer, "n_sentences": self.counts[(lang, layer)],
-                 "vector": (total / self.counts[(lang, layer)]).tolist()}
-                for (lang, layer), total in self.sums.items()]
-        return pd.DataFrame(rows, columns=["language", "layer", "n_sentences", "vector"])
+def language_means(items: pd.DataFrame) -> pd.DataFrame:
+    """Mean sentence embedding per (language, layer) from the stored items (one row per sentence
+    with ``layers`` and ``vectors``; errored rows have no vectors and are left out)."""
+    sums: dict[tuple[str, int], np.ndarray] = {}
+    counts: dict[tuple[str, int], int] = {}
+    for language, layers, vectors in zip(items["language"], items["layers"], items["vectors"]):
+        if vectors is None:
+            continue
+        for layer, vector in zip(layers, vectors):
+            key = (language, int(layer))
+            array = np.asarray(vector, dtype=np.float64)
+            sums[key] = sums[key] + array if key in sums else array
+            counts[key] = counts.get(key, 0) + 1
+    rows = [{"language": lang, "layer": layer, "n_sentences": counts[(lang, layer)],
+             "vector": sums[(lang, layer)] / counts[(lang, layer)]} for (lang, layer) in sums]
+    return pd.DataFrame(rows, columns=["language", "layer", "n_sentences", "vector"])
 
 
 class TypologyCorrelation(BaseModel):
@@ -109,11 +98,12 @@ def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: Typolo
     )
 
 
-def write_matrix_csv(matrix: LayerSimilarity, path) -> None:
+def write_matrix_csv(matrix: LayerSimilarity, path: Path) -> Path:
     """The SIM.csv layout of ``babelprobe graph``: first column ``language``, then one per language."""
     frame = pd.DataFrame(matrix.matrix, index=matrix.languages, columns=matrix.languages)
     frame.index.name = "language"
     frame.to_csv(path, float_format="%.6f")
+    return path
 
 
 def long_frame(summary: SimilaritySummary) -> pd.DataFrame:

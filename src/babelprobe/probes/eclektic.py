@@ -97,6 +97,7 @@ def as_request(text: str, chat: bool, max_tokens: int) -> Generate:
 
 class EclekticProbe:
     name = "eclektic"
+    request_kinds = frozenset({"generate"})
 
     def __init__(self, setting: str = "closed-book", chat: bool = False, max_tokens: int = 64):
         if setting not in PROMPTS:

@@ -130,6 +130,7 @@ def passage_tokens(text: str) -> int:
 
 class OwlProbe:
     name = "owl"
+    request_kinds = frozenset({"generate"})
 
     def __init__(self, task: str, perturbation: str = "none", shots: int = 1, chat: bool = False,
                  max_tokens: int = 100, seed: int = 0):

@@ -10,7 +10,7 @@ from babelprobe.models.base import HiddenStates, HiddenStatesResult, Request, Re
 
 
 class SentenceEmbedding(BaseModel):
-    """One row of items.parquet (without ``vectors``, which go into the per-language means)."""
+    """One row of items.parquet: the sentence and its pooled vector at each requested layer."""
 
     id: str
     language: str
@@ -23,6 +23,7 @@ class SentenceEmbedding(BaseModel):
 
 class SimilarityProbe:
     name = "similarity"
+    request_kinds = frozenset({"hidden_states"})
 
     def __init__(self, layers: tuple[int, ...], pooling: str = "mean-text"):
         self.layers = layers
