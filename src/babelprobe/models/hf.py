@@ -314,14 +314,18 @@ class TransformersBackend:
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         results = []
+        special = len(self.boundary.prefix_ids)
         for i, r in enumerate(requests):
+            m = mask[i].unsqueeze(-1).float()
+            if r.pooling == "mean-text" and len(rows[i]) > special:
+                start = ids.shape[1] - len(rows[i])  # left padding: the row's first real column
+                m[start : start + special] = 0
             vectors = []
             for layer in r.layers:
                 h = out.hidden_states[layer][i].float()
                 if r.pooling == "last":
                     vectors.append(h[-1].tolist())
                 else:
-                    m = mask[i].unsqueeze(-1).to(h.dtype)
                     vectors.append(((h * m).sum(0) / m.sum()).tolist())
             results.append(HiddenStatesResult(vectors=vectors))
         return results
