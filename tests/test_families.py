@@ -7,14 +7,15 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, SimilarityConfig
 from babelprobe.families import family_names, get_family
 from babelprobe.pipeline import read_run, run
 
 pytestmark = pytest.mark.slow
 cli = CliRunner()
 JUDGE = "bundled:smollm2-135m-instruct"
-TITLES = {"cka": "CKA (first-token)", "owl": "OWL literary recall", "eclektic": "ECLeKTiC overall success"}
+TITLES = {"cka": "CKA (first-token)", "owl": "OWL literary recall", "eclektic": "ECLeKTiC overall success",
+          "similarity": "language similarity, layer"}
 
 
 def tiny_config(probe: str, tmp):
@@ -23,6 +24,9 @@ def tiny_config(probe: str, tmp):
         return CKAConfig(langs=["en", "ru"], limit=4, bootstrap_resamples=500, **common)
     if probe == "owl":
         return OwlConfig(limit=1, max_tokens=8, prefix_max_tokens=8, bootstrap_resamples=500, figures=False, **common)
+    if probe == "similarity":
+        return SimilarityConfig(langs=["en", "de", "ru"], limit=2, layers=[0, -1], typology="none", figures=False,
+                                **common)
     return EclekticConfig(limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book", "general-hint"],
                           figures=False, **common)
 
@@ -35,14 +39,14 @@ def runs(tmp_path_factory, gemma, smollm2):
 
 
 def test_every_family_is_registered_under_its_name():
-    assert family_names() == ["cka", "owl", "eclektic"]
+    assert family_names() == ["cka", "owl", "eclektic", "similarity"]
     for name in family_names():
         family = get_family(name)
         assert family.name == name and family.config.model_fields["probe"].default == name
         assert all(d.path.is_file() for d in family.datasets) and family.datasets
 
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "similarity"])
 def test_report_reproduces_summary_json(runs, probe):
     out = runs[probe]
     stored = read_run(out)
