@@ -155,7 +155,7 @@ def test_perturbation_that_applies_to_no_task(tmp_path):
 
 
 def test_validate_flags():
-    refused(["validate", str(DEMO_CKA), "--probe", "foo"], "unknown probe 'foo' (available: cka, owl, eclektic)")
+    refused(["validate", str(DEMO_CKA), "--probe", "foo"], "unknown probe 'foo' (available: cka, owl, eclektic, similarity")
     refused(["validate", str(DEMO_CKA), "--probe", "cka", "--columns", "q_id=id"], "--columns applies to eclektic")
 
 
