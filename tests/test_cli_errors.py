@@ -202,7 +202,7 @@ def test_report_refuses_what_is_not_a_finished_run(tmp_path):
 
 def test_report_refuses_a_run_of_an_unknown_probe(tmp_path):
     run = hand_made_run(tmp_path / "run", probe="shared-path-v0")
-    text = refused(["report", str(run)], "a run of unknown probe 'shared-path-v0' (available: cka, owl, eclektic)")
+    text = refused(["report", str(run)], "a run of unknown probe 'shared-path-v0' (available: cka, owl, eclektic, similarity")
     assert "CKA" not in text  # never summarised as CKA
     refused(["compare", str(run), str(run)], "unknown probe 'shared-path-v0'")
 
