@@ -190,7 +190,7 @@ def resolve(spec: str) -> ResolvedModel:
             return ResolvedModel(spec, str(local), f"sha256:{_dir_weights_hash(local)}", None)
         hub_id, _, revision = rest.partition("@")
         return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{revision or 'main'}", None, revision or None)
-    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai)")
+    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai, llamacpp)")
 
 
 def split_revision(name: str) -> tuple[str, str | None]:
