@@ -126,6 +126,11 @@ def test_too_long_input_is_a_request_failure():
                                  LogLikelihood(context=short, continuation=" there")])
     assert isinstance(out[0], RequestFailure) and "exceeds the context of 8 tokens" in out[0].error
     assert not isinstance(out[1], RequestFailure)
+    out = backend.next_token([NextToken(context=long, candidates=(" a", " b")),
+                              NextToken(context=short, candidates=(" a", " b"))])
+    assert isinstance(out[0], RequestFailure) and len(out[1].logprobs) == 2
+    out = backend.generate([Generate(prompt=short, max_tokens=20), Generate(prompt=short, max_tokens=2)])
+    assert isinstance(out[0], RequestFailure) and out[1].finish_reason in ("stop", "length")
 
 
 def test_fingerprint_and_capabilities(llama_gemma, gemma):

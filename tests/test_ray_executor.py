@@ -74,7 +74,9 @@ def test_run_cka_with_executor_ray_matches_local(cluster, smollm2, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local" / "items.parquet"),
                                   pd.read_parquet(tmp_path / "ray" / "items.parquet"))
     with pytest.raises(RuntimeError, match=r"3 replicas need 3 CPU free in the cluster, [0-2] free"):
-        with RayExecutor(SPEC, LoadOptions(device="cpu"), fingerprint_key="x", replicas=3):
+        too_many = RayExecutor(SPEC, LoadOptions(device="cpu"), fingerprint_key="x", replicas=3)
+        too_many.room_patience = 1.0
+        with too_many:
             pass
 
 

@@ -145,11 +145,12 @@ class RayExecutor:
             )
         self.stats.replicas = count
 
-    @staticmethod
-    def _wait_for_room(ray, count: int, resources: dict, patience: float = 30.0) -> None:
+    room_patience = 30.0  # seconds to wait for free CPUs/GPUs before giving up
+
+    def _wait_for_room(self, ray, count: int, resources: dict) -> None:
         """Ray would wait forever for replicas the cluster has no room for: wait a little (actors
         killed just before release theirs asynchronously), then say so."""
-        deadline = time.monotonic() + patience
+        deadline = time.monotonic() + self.room_patience
         while True:
             free = ray.available_resources()
             short = [(count * resources[name], key, free.get(key, 0)) for name, key in (("num_cpus", "CPU"), ("num_gpus", "GPU"))

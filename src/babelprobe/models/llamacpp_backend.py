@@ -199,6 +199,8 @@ class LlamaCppBackend:
     def _score(self, sequences: list[tuple[int, ...]], queries: list[tuple[int, int]]) -> dict[tuple[int, int], np.ndarray]:
         """Log-probs (float64, whole vocabulary) at (sequence index, position) for each query; each
         distinct row is evaluated once, rows in sorted order so that neighbours share a prefix."""
+        if not sequences:
+            return {}
         rows, host = share_prefixes(sequences)
         asked: dict[int, set[int]] = {}
         for index, position in queries:
@@ -218,7 +220,7 @@ class LlamaCppBackend:
         sequences = [(splits[i].context_ids + splits[i].continuation_ids)[:-1] for i in ok]
         queries = [(k, len(splits[i].context_ids) - 1 + j) for k, i in enumerate(ok)
                    for j in range(len(splits[i].continuation_ids))]
-        scored = self._score(sequences, queries) if ok else {}
+        scored = self._score(sequences, queries)
         results: list[LogLikelihoodResult | RequestFailure] = list(failures)  # type: ignore[arg-type]
         for k, i in enumerate(ok):
             split = splits[i]
@@ -235,17 +237,18 @@ class LlamaCppBackend:
 
     def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult | RequestFailure]:
         splits = [[self.boundary.split(r.context, c) for c in r.candidates] for r in requests]
-        flat = [s for group in splits for s in group]
+        failures = [next((f for f in (self._too_long(len(s.context_ids)) for s in group) if f), None)
+                    for group in splits]
+        flat = [s for group, bad in zip(splits, failures) if bad is None for s in group]
         scored = self._score([s.context_ids for s in flat], [(i, len(s.context_ids) - 1) for i, s in enumerate(flat)])
         results: list[NextTokenResult | RequestFailure] = []
         cursor = 0
-        for group in splits:
-            mine = range(cursor, cursor + len(group))
-            cursor += len(group)
-            bad = next((f for f in (self._too_long(len(flat[i].context_ids)) for i in mine) if f), None)
+        for group, bad in zip(splits, failures):
             if bad is not None:
                 results.append(bad)
                 continue
+            mine = range(cursor, cursor + len(group))
+            cursor += len(group)
             tokens = [flat[i].continuation_ids[0] for i in mine]
             logprobs = [float(scored[(i, len(flat[i].context_ids) - 1)][t]) for i, t in zip(mine, tokens)]
             results.append(NextTokenResult(logprobs=logprobs, token_ids=tokens,
