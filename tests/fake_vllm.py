@@ -89,8 +89,8 @@ class LLM:
         entries: list[dict[int, Logprob] | None] = [None]
         for p in range(1, len(ids)):
             row = logp[p - 1]
-            order = torch.argsort(row, descending=True)
-            entry = {int(t): Logprob(float(row[t]), rank + 1) for rank, t in enumerate(order[:k])}
+            top = torch.topk(row, k).indices
+            entry = {int(t): Logprob(float(row[t]), rank + 1) for rank, t in enumerate(top)}
             actual = ids[p]
             if actual not in entry:
                 entry[actual] = Logprob(float(row[actual]), int((row > row[actual]).sum()) + 1)

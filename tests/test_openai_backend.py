@@ -4,7 +4,6 @@ a seeded fault-injection proxy in front of it, and `transformers serve` (a PyPI 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 import shutil
@@ -212,6 +211,7 @@ def _free_port() -> int:
 def test_transformers_serve_generates_and_is_detected_without_logprobs(smollm2, smol_dir):
     """`transformers serve` (PyPI) silently ignores echo/logprobs: detected, declared unsupported."""
     exe = shutil.which("transformers", path=str(Path(sys.executable).parent))
+    assert exe, "the transformers console script is missing from this environment"
     pytest.importorskip("fastapi")
     pytest.importorskip("uvicorn")
     port = _free_port()

@@ -113,6 +113,8 @@ class EclekticConfig(RunOptions):
                                      style="comma")
     limit: int | None = option(None, "questions (seeded sample; all their target languages)", ge=1)
     max_tokens: int = option(64, "new tokens per answer", ge=1)
+    chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
+                                     "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = option(8, "requests per generation batch", ge=1)
     figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
@@ -142,3 +144,36 @@ class OwlConfig(RunOptions):
     figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
 
     _comma_lists = field_validator("langs", "tasks", "perturbations", mode="before")(comma_list)
+
+
+DEMO_PARALLEL = BUNDLED_DATA / "polyglot_or_not_parallel.jsonl"
+
+
+def parse_layers(value: Any) -> Any:
+    """'last', 'all' or comma-separated indices ('0,6,-1') as the command line gives them."""
+    if isinstance(value, str) and value not in ("last", "all"):
+        try:
+            return [int(x) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError("last, all, or comma-separated layer indices (0 = embeddings, -1 = last)") from None
+    return value
+
+
+class SimilarityConfig(RunOptions):
+    """Language similarity from the model's hidden states (Shared Path §4.1, App. A and B.4)."""
+
+    probe: Literal["similarity"] = "similarity"
+    data: Path = option(DEMO_PARALLEL, "parallel sentences: a file with id, language, text, or a Polyglot-or-Not "
+                                       "<lang>.parquet directory (first stems)")
+    limit: int | None = option(None, "parallel ids (seeded sample; the same ids in every language)", ge=1)
+    layers: Literal["last", "all"] | list[int] = option(
+        "last", "last, all, or indices e.g. 0,6,-1 (0 = embeddings; every layer's vectors are stored)")
+    pooling: Literal["mean-text", "mean"] = option(
+        "mean-text", "mean-text (the sentence's own tokens) or mean (BOS included)")
+    rank: int | None = option(None, "rank r of the language-specific subspace (default: languages - 1)", ge=1)
+    typology: Literal["lang2vec", "urielplus", "none"] = option(
+        "lang2vec", "typological similarity to correlate with: lang2vec, urielplus, none")
+    figures: bool = option(True, "write the similarity heatmap and the typology plot", style="switch")
+
+    _comma_lists = field_validator("langs", mode="before")(comma_list)
+    _layers = field_validator("layers", mode="before")(parse_layers)

@@ -178,6 +178,7 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     timings["total"] = time.perf_counter() - t_start
     outcome = _finish(family, config, backend, records, {i.source for i in items}, runner.stats, timings,
                       stage_backends)
+    family.write_outputs(outcome.summary, config)
     if getattr(config, "figures", False):
         family.figures(outcome.summary, config.out)
     return outcome

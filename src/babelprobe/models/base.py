@@ -57,12 +57,17 @@ class NextToken(_Frozen):
 
 
 class HiddenStates(_Frozen):
-    """Per-layer pooled hidden vectors of one text (layer 0 = embeddings, -1 = last layer)."""
+    """Per-layer pooled hidden vectors of one text (layer 0 = embeddings, -1 = last layer).
+
+    ``mean`` averages every position, the tokenizer's leading special tokens (BOS) included;
+    ``mean-text`` averages the text's own tokens only: BOS is the same vector for every text and
+    has a far larger norm than the others in middle layers (Gemma 3: about 10x), so it would
+    dominate a mean with a weight that depends only on the text's length."""
 
     kind: Literal["hidden_states"] = "hidden_states"
     text: str
     layers: tuple[int, ...] = (-1,)
-    pooling: Literal["mean", "last"] = "mean"
+    pooling: Literal["mean", "mean-text", "last"] = "mean"
 
 
 Request = Union[Generate, LogLikelihood, NextToken, HiddenStates]
@@ -128,7 +133,14 @@ class Fingerprint(BaseModel):
 
     spec: str
     backend: str
-    weights: str = Field(description="sha256 of the weights file(s), or hub id@revision")
+    weights: str = Field(description="sha256 of the weights file(s), or hub id@commit sha")
+    support_files: str | None = Field(
+        default=None, description="sha256 of a directory's tokenizer, chat template and config files "
+        "(None where `weights` covers them: a GGUF file, a hub commit)",
+    )
+    backend_revision: int = Field(
+        default=0, description="the backend's BACKEND_REVISION: bumped when its code changes answers",
+    )
     dtype: str
     quantization: str | None = None
     device: str

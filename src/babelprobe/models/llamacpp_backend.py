@@ -50,6 +50,7 @@ from babelprobe.models.specs import BUNDLED, sha256_file
 from babelprobe.models.tokenization import BoundaryRule
 from babelprobe.versions import installed_versions
 
+BACKEND_REVISION = 1  # bump when a change here can change answers (keys the cache; see models/base.py)
 DEFAULT_CONTEXT = 8192  # tokens of KV cache when --max-length is not given (capped by the model's)
 
 
@@ -380,5 +381,6 @@ def load(spec: str, options: LoadOptions) -> LlamaCppBackend:
     fingerprint = Fingerprint(
         spec=spec, backend="llama.cpp", weights=f"sha256:{sha256_file(path)}", dtype="gguf",
         quantization=quantization, device="cuda" if gpu else "cpu", versions=versions,
+        backend_revision=BACKEND_REVISION,
     )
     return LlamaCppBackend(llm, llama_cpp, fingerprint, max_length)
