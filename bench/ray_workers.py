@@ -1,7 +1,7 @@
 """--executor ray with 2 model replicas against 1 (and the local executor) on this machine: CKA
 first-token on the bundled Polyglot-or-Not demo with the bundled SmolLM2 (transformers, CPU), a
 local Ray started with all the machine's CPUs. Replicas start before the clock runs (the manifest's
-"requests" timing); the items must be identical in all three runs.
+"requests" timing). Items are compared with the local run's.
 
     python bench/ray_workers.py --limit 50
 """
@@ -46,7 +46,12 @@ def main() -> None:
                               "batches": outcome.manifest.requests.batches}
             print(label, figures[label], flush=True)
     for label in ("ray-1", "ray-2"):
-        figures[label]["identical_to_local"] = items[label].equals(items["local"])
+        # identical when a replica has the local process's thread count; otherwise float32 sums
+        # are reordered and log-probs move in the last bits
+        delta = (items[label]["logp_true"] - items["local"]["logp_true"]).abs()
+        figures[label].update(identical_to_local=items[label].equals(items["local"]),
+                              max_abs_delta_logp_true=float(delta.max()), facts_differing=int((delta > 0).sum()),
+                              known_identical=bool(items[label]["known"].equals(items["local"]["known"])))
     figures["ray-2_vs_ray-1"] = round(figures["ray-2"]["facts_per_s"] / figures["ray-1"]["facts_per_s"], 2)
     print(json.dumps(figures, indent=1))
     out = Path(__file__).parent / "results"

@@ -1,7 +1,11 @@
 """--executor ray (executors.py) on a real 2-node Ray cluster started on this machine
 (``ray.cluster_utils.Cluster``, one CPU per node), with the bundled SmolLM2 on CPU: the same
 results as the local executor, answers committed to the driver's cache as batches finish, a
-stopped driver resuming from the cache, and a replica process killed mid-run."""
+stopped driver resuming from the cache, and a replica process killed mid-run.
+
+Each replica gets one CPU, so Ray runs it with one torch thread; the local reference runs with
+one thread too. Float32 matmuls sum in a thread-count dependent order, so with other thread counts
+log-probs may differ in the last bits (up to 1e-5 measured, bench/README.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import signal
 
 import pandas as pd
 import pytest
+import torch
 
 ray = pytest.importorskip("ray")
 
@@ -52,10 +57,24 @@ def replicas(cluster, smollm2):
         yield executor
 
 
+@pytest.fixture
+def one_thread():
+    """Local runs with the replicas' thread count (see the module docstring)."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
+
+
 @pytest.fixture(scope="module")
 def local(smollm2):
-    """The reference: the local executor, batch size 3."""
-    outcomes = Runner(smollm2, batch_size=3).run(REQUESTS)
+    """The reference: the local executor, batch size 3, one thread."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        outcomes = Runner(smollm2, batch_size=3).run(REQUESTS)
+    finally:
+        torch.set_num_threads(saved)
     return {key: (o.response, o.error) for key, o in outcomes.items()}
 
 
@@ -63,7 +82,7 @@ def answers(outcomes) -> dict:
     return {key: (o.response, o.error) for key, o in outcomes.items()}
 
 
-def test_run_cka_with_executor_ray_matches_local(cluster, smollm2, tmp_path):
+def test_run_cka_with_executor_ray_matches_local(cluster, smollm2, tmp_path, one_thread):
     # first in the file: the module's `replicas` below hold both CPUs of the cluster once started
     common = dict(langs=["en", "uk"], limit=2, batch_size=4, seed=1, model=SPEC)
     local_run = run(CKAConfig(out=tmp_path / "local", cache=None, **common), backends={SPEC: smollm2})
