@@ -103,7 +103,8 @@ REQUEST_DEFINITIONS = (
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
 )
 # (BACKEND_REVISION, sha256 of the scoring code) as of that revision
-PINNED = (1, "1b45e73033a57bbb4922c33ec6a1b8f3cf573873a0a8c8d207f3073c47f65a91")
+# revision 1 still: models/tokenization.py was refactored into BoundaryRule (shared with llama.cpp), same ids
+PINNED = (1, "a1b539c73948cb49125773999fe5c079b8093b87214bada470749de3aeb82b79")
 
 
 def scoring_code_hash() -> str:
