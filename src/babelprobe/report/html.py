@@ -8,7 +8,6 @@ the page's own filter/sort code, which reads cell text and never writes markup."
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,10 +18,9 @@ from jinja2 import Environment, PackageLoader
 from babelprobe import store
 from babelprobe.languages import language_name, language_script
 from babelprobe.report.figures import heatmap_figure
-from babelprobe.report.lang_family import family_of
+from babelprobe.report.lang_family import family_note, family_of
 from babelprobe.report.sections import ProfileMetric, figure
 
-FAMILY_NOTE = "language family and genus: lang2vec's Glottolog membership features"
 
 
 @lru_cache(maxsize=1)
@@ -96,7 +94,7 @@ def profile_report(run_dirs: list[Path], out: Path) -> Path:
                        "heatmap": figure(heat) if heat is not None else None})
     page = _environment().get_template("profile.html.j2").render(
         title="babelprobe language profile: " + ", ".join(metrics) if metrics else "babelprobe language profile",
-        models=models, family_note=FAMILY_NOTE, isnan=math.isnan)
+        models=models, family_note=family_note())
     out.write_text(page, encoding="utf-8")
     return out
 

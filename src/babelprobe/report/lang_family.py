@@ -3,6 +3,7 @@ read offline from the installed package; '' where lang2vec or the language is mi
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from functools import lru_cache
 
@@ -25,3 +26,10 @@ def family_of(code: str) -> str:
     if not names:
         return ""
     return names[0] + (f" ({names[1]})" if len(names) > 1 else "")
+
+
+def family_note() -> str:
+    """Where the family column comes from, or why it is empty."""
+    if importlib.util.find_spec("lang2vec") is None:
+        return "Language family: omitted (pip install 'babelprobe[reports]' for lang2vec's Glottolog families)"
+    return "Language family (genus): lang2vec's Glottolog family-membership features"
