@@ -19,6 +19,7 @@ from babelprobe.data.owl import convert_owl_release
 from babelprobe.data.validation import DatasetError
 from babelprobe.families import all_families, family_names, get_family
 from babelprobe.families.base import Family
+from babelprobe.graph_cli import graph_app
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
@@ -27,6 +28,7 @@ run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=Tru
 app.add_typer(run_app, name="run")
 rescore_app = typer.Typer(help="Score released or saved predictions without a model.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
+app.add_typer(graph_app, name="graph")
 console = Console()
 err = Console(stderr=True)
 
@@ -77,15 +79,17 @@ def _config(cls: type[RunOptions], **fields: Any) -> RunOptions:
         _fail("; ".join(problems))
 
 
-def _register_run_command(family: Family) -> None:
+def _register_run_command(family: Family, on: typer.Typer = run_app) -> None:
     def body(fields: dict[str, Any]) -> None:
         raise typer.Exit(_execute(family, _config(family.config, **fields)))
 
-    run_app.command(family.name)(command_for(family.config, family.help, body))
+    on.command(family.name)(command_for(family.config, family.help, body))
 
 
 for _name in family_names():
     _register_run_command(get_family(_name))
+# Shared Path's name for it: `babelprobe similarity` is `babelprobe run similarity`
+_register_run_command(get_family("similarity"), on=app)
 
 
 @rescore_app.command("owl")
@@ -230,21 +234,45 @@ def demo(
     model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
     device: str = typer.Option("auto"),
 ) -> None:
-    """The demo suite on the bundled models, offline: CKA, OWL and ECLeKTiC.
+    """The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC, language similarity, graph.
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
-    hint, judged by the bundled instruct model."""
+    hint, judged by the bundled instruct model; language similarity at every layer on 20 parallel
+    Polyglot-or-Not stems in 20 languages, then ρ_G and a θ sweep against the memorization run
+    with speaker population as a labelled stand-in for data volume."""
     code = 0
     for family in all_families():
         for demo_run in family.demo(out, model, device):
             console.rule(demo_run.title)
             code = max(code, _execute(family, demo_run.config))
+    _graph_demo(out / "similarity", out / "memorization", out / "graph")
     from babelprobe.report.html import write_demo_reports
 
     for path in write_demo_reports(out):
         console.print(f"html: {path}")
     raise typer.Exit(code)
+
+
+def _graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None:
+    """ρ_G at one θ and a θ sweep, with speaker population as a labelled STAND-IN for data volume."""
+    from babelprobe.data.signals import MEMORIZATION_CSV, STANDIN_TOKENS_CSV, read_similarity, \
+        write_speaker_population_standin
+    from babelprobe.graph_cli import correlate_command, sweep_command
+
+    console.rule("graph: ρ_G and a θ sweep (tokens = STAND-IN: speaker population, NOT training data)")
+    if not (memorization_run / MEMORIZATION_CSV).is_file():
+        console.print(f"skipped: no {memorization_run / MEMORIZATION_CSV} (the memorization demo did not run)")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    standin = out / STANDIN_TOKENS_CSV
+    write_speaker_population_standin(list(read_similarity(similarity_run).languages), standin)
+    console.print(f"data volume STAND-IN: {standin} (language_data speaking population; give real token counts "
+                  "with --tokens)", soft_wrap=True)
+    common = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
+                  layer=None, prefix_tokens=None, metrics=None, figures=True)
+    correlate_command(theta=0.5, out=out / "theta-0.5", **common)
+    sweep_command(thetas="0.0:0.9:0.1", out=out / "sweep", **common)
 
 
 @app.command()
@@ -322,7 +350,18 @@ def models() -> None:
         for key, value in (("model", m.description), ("languages", m.languages), ("size", f"{m.size_mb} MB"),
                            ("weights", m.quantization), ("licence", m.licence), ("installed", present)):
             console.print(f"  {key:<10} {value}", soft_wrap=True, highlight=False)
-    console.print("Other specs: hf:<local dir or hub id[@revision]>, gguf:<file>", markup=False)
+    from babelprobe.models.registry import BACKENDS
+
+    table = Table(title="backends (request kinds each answers)")
+    for col in ("spec", "engine", "generate", "loglikelihood", "next_token", "hidden_states", "installed"):
+        table.add_column(col)
+    for info in BACKENDS:
+        marks = ["yes" if k in info.kinds else "no" for k in ("generate", "loglikelihood", "next_token", "hidden_states")]
+        if info.condition:
+            marks[1:3] = ["if the server can", "if the server can"]
+        installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
+        table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
+    console.print(table)
 
 
 @app.command()

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from babelprobe.data.eclektic import ColumnMap
+from babelprobe.models.registry import LoadOptions
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
 
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
@@ -67,8 +68,19 @@ class RunOptions(BaseModel):
     seed: int = option(0, "seed for sampling (--limit), shuffles and bootstrap resamples")
     allow_errors: bool = option(False, "exit 0 even if some items errored", style="flag")
     overwrite: bool = option(False, "replace a finished run in --out", style="flag")
+    # openai: backend (models/openai_backend.py); only the key's variable name is stored, never the key
+    base_url: str | None = option(None, "OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)")
+    api_key_env: str = option("OPENAI_API_KEY", "environment variable holding the API key of openai: models")
+    concurrency: int = option(8, "openai: HTTP requests in flight", ge=1)
+    request_timeout: float = option(120.0, "openai: seconds per HTTP request", gt=0)
+    max_retries: int = option(5, "openai: retries per HTTP request (429/5xx/timeouts, with backoff)", ge=0)
 
     _comma_lists = field_validator("langs", mode="before")(comma_list)
+
+    def load_options(self) -> LoadOptions:
+        return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length, base_url=self.base_url,
+                           api_key_env=self.api_key_env, concurrency=self.concurrency, timeout=self.request_timeout,
+                           max_retries=self.max_retries)
 
 
 class CKAConfig(RunOptions):
@@ -96,6 +108,8 @@ class EclekticConfig(RunOptions):
                                      style="comma")
     limit: int | None = option(None, "questions (seeded sample; all their target languages)", ge=1)
     max_tokens: int = option(64, "new tokens per answer", ge=1)
+    chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
+                                     "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = option(8, "requests per generation batch", ge=1)
     figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
@@ -125,3 +139,36 @@ class OwlConfig(RunOptions):
     figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
 
     _comma_lists = field_validator("langs", "tasks", "perturbations", mode="before")(comma_list)
+
+
+DEMO_PARALLEL = BUNDLED_DATA / "polyglot_or_not_parallel.jsonl"
+
+
+def parse_layers(value: Any) -> Any:
+    """'last', 'all' or comma-separated indices ('0,6,-1') as the command line gives them."""
+    if isinstance(value, str) and value not in ("last", "all"):
+        try:
+            return [int(x) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError("last, all, or comma-separated layer indices (0 = embeddings, -1 = last)") from None
+    return value
+
+
+class SimilarityConfig(RunOptions):
+    """Language similarity from the model's hidden states (Shared Path §4.1, App. A and B.4)."""
+
+    probe: Literal["similarity"] = "similarity"
+    data: Path = option(DEMO_PARALLEL, "parallel sentences: a file with id, language, text, or a Polyglot-or-Not "
+                                       "<lang>.parquet directory (first stems)")
+    limit: int | None = option(None, "parallel ids (seeded sample; the same ids in every language)", ge=1)
+    layers: Literal["last", "all"] | list[int] = option(
+        "last", "last, all, or indices e.g. 0,6,-1 (0 = embeddings; every layer's vectors are stored)")
+    pooling: Literal["mean-text", "mean"] = option(
+        "mean-text", "mean-text (the sentence's own tokens) or mean (BOS included)")
+    rank: int | None = option(None, "rank r of the language-specific subspace (default: languages - 1)", ge=1)
+    typology: Literal["lang2vec", "urielplus", "none"] = option(
+        "lang2vec", "typological similarity to correlate with: lang2vec, urielplus, none")
+    figures: bool = option(True, "write the similarity heatmap and the typology plot", style="switch")
+
+    _comma_lists = field_validator("langs", mode="before")(comma_list)
+    _layers = field_validator("layers", mode="before")(parse_layers)

@@ -21,7 +21,8 @@ from babelprobe.config import RunOptions
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families import get_family
 from babelprobe.families.base import Family, Plan
-from babelprobe.models.base import Backend
+from babelprobe.models.base import Backend, Usage
+from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
 from babelprobe.runner import Runner, RunnerStats, run_probe
@@ -76,23 +77,19 @@ def load_model(spec: str, config: RunOptions) -> Backend:
 
     check_model_spec(spec)
     try:
-        return load_backend(spec, device=config.device, dtype=config.dtype, max_length=config.max_length)
+        return load_backend(spec, options=config.load_options())
     except (OSError, ValueError, ImportError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(f"model {spec} could not be loaded: {first_line}") from exc
 
 
-def supports(backend: Backend, kind: str) -> bool:
-    """Whether a backend answers requests of ``kind`` (backends without ``supports`` answer all)."""
-    check = getattr(backend, "supports", None)
-    return True if check is None else bool(check(kind))
-
-
 def check_request_kinds(backend: Backend, kinds: frozenset[str], what: str) -> None:
-    missing = sorted(k for k in kinds if not supports(backend, k))
-    if missing:
-        raise RunError(f"model {backend.fingerprint.spec} cannot answer {', '.join(missing)} requests, "
-                       f"which {what} sends")
+    """Before any request: the backend must answer every kind (models/registry.py names the
+    kind, the backend, why, and the engines that can)."""
+    try:
+        check_supported(backend, kinds, what)
+    except UnsupportedKind as exc:
+        raise RunError(str(exc)) from exc
 
 
 def prepare_out(config: RunOptions) -> None:
@@ -159,6 +156,7 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     timings["total"] = time.perf_counter() - t_start
     outcome = _finish(family, config, backend, records, {i.source for i in items}, runner.stats, timings,
                       stage_backends)
+    family.write_outputs(outcome.summary, config)
     if getattr(config, "figures", False):
         family.figures(outcome.summary, config.out)
     return outcome
@@ -172,6 +170,7 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
     summary = family.summarise(store.read_items(config.out), config)
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
+    usage = [u for u in (getattr(b, "usage", None) for b in (backend, *judges)) if u is not None]
     manifest = store.new_manifest(
         probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
         model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],
@@ -179,6 +178,7 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
         errors=sum(r.error is not None for r in records),
         requests=store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
                                      computed=stats.computed, failed=stats.failed, batches=stats.batches),
+        usage=Usage(**{f: sum(getattr(u, f) for u in usage) for f in Usage.model_fields}) if usage else None,
         **family.manifest_fields(config),
     )
     store.write_json(config.out / store.MANIFEST, manifest)

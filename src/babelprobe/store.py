@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from babelprobe.models.base import Fingerprint
+from babelprobe.models.base import Fingerprint, Usage
 from babelprobe.versions import installed_versions
 
 ITEMS, SUMMARY, MANIFEST = "items.parquet", "summary.json", "manifest.json"
@@ -50,6 +50,7 @@ class Manifest(BaseModel):
     errors: int
     requests: RequestCounts
     platform: str
+    usage: Usage | None = None  # tokens billed by a served model in this run (openai: backend)
 
 
 def package_versions() -> dict[str, str]:

@@ -37,6 +37,7 @@ class Cell(BaseModel):
     value: float  # accuracy (0-1) or mean chrF++ (0-100)
     ci_low: float
     ci_high: float
+    degenerate: bool = False  # all values equal (or n <= 1): the point interval is not a measured CI
 
 
 class TaskSummary(BaseModel):
@@ -89,7 +90,7 @@ def _cell(name: str, group: pd.DataFrame, column: str, n_resamples: int, seed: i
     scored = group[group["error"].isna()]
     ci = bootstrap_ci(scored[column].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
     return Cell(group=str(name), n=len(scored), errors=len(group) - len(scored), value=ci.mean,
-                ci_low=ci.low, ci_high=ci.high)
+                ci_low=ci.low, ci_high=ci.high, degenerate=ci.degenerate)
 
 
 def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> TaskSummary:

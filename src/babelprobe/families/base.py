@@ -7,6 +7,7 @@ name in ``families/__init__.py``. The pipeline drives every family the same way:
     plans(config, backend, items) -> [Plan]   which probe runs on which items
     second_stage (optional)                   models that rule on the answers (judges)
     summarise(stored items, config)           from items.parquet only
+    write_outputs(summary, config)            files other commands read (optional)
     print_summary / figures / compare         report and plots from the summary
     html_sections / profile_metrics (optional) the HTML run report and the language profile
 """
@@ -112,6 +113,11 @@ class Family(Generic[Config]):
 
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         """The runs ``babelprobe demo`` makes on the bundled data (each in its own folder of ``out``)."""
+        return []
+
+    def write_outputs(self, summary: BaseModel, config: Config) -> list[Path]:
+        """Files other commands read, written next to the results after every run
+        (e.g. similarity.csv for ``babelprobe graph``)."""
         return []
 
     def figures(self, summary: BaseModel, out: Path) -> list[Path]:

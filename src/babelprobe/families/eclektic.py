@@ -52,21 +52,24 @@ class EclekticFamily(Family[EclekticConfig]):
                                request_kinds=frozenset({"generate"}))
 
     def load(self, config: EclekticConfig) -> list[EclekticRow]:
-        need_context = "open-book" in config.settings or bool(config.judges)
-        rows = load_eclektic(config.data, config.columns, need_context=need_context, langs=config.langs)
+        rows = load_eclektic(config.data, config.columns, need_context="open-book" in config.settings,
+                             langs=config.langs, need_target_context=bool(config.judges))
         return sample_groups(rows, lambda r: r.q_id, config.limit, config.seed)
 
     def describe(self, items: list[EclekticRow]) -> str:
         return f"{len({r.q_id for r in items})} questions, {len(items)} rows"
 
     def plans(self, config: EclekticConfig, backend, items: list[EclekticRow]) -> list[Plan]:
-        return [Plan(EclekticProbe(setting, chat=backend.has_chat_template, max_tokens=config.max_tokens), items,
-                     label=setting) for setting in config.settings]
+        chat = backend.has_chat_template if config.chat is None else config.chat
+        if chat and not backend.has_chat_template:
+            raise ValueError(f"--chat: {backend.fingerprint.spec} has no chat template")
+        return [Plan(EclekticProbe(setting, chat=chat, max_tokens=config.max_tokens), items, label=setting)
+                for setting in config.settings]
 
     def summarise(self, items, config: EclekticConfig):
         from babelprobe.analysis.eclektic import summarise_eclektic
 
-        return summarise_eclektic(items, config.judges)
+        return summarise_eclektic(items, config.judges, seed=config.seed)
 
     def print_summary(self, summary, manifest, console) -> None:
         from babelprobe.report.terminal import print_eclektic_summary
