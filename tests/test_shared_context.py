@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from babelprobe.models.base import LogLikelihood
-from babelprobe.models.hf import TreeRow, pack_shared_contexts, share_prefixes
+from babelprobe.models.hf import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
 
 STEM = (2, 10, 11, 12)
 
@@ -46,6 +46,20 @@ def test_without_branching_rows_are_plain_sequences():
     assert sorted(r.token_ids for r in rows) == [STEM + (20,), STEM + (30,)]
     assert share_prefixes([STEM, STEM[:2], (2, 9)]) == ([STEM, (2, 9)], [0, 0, 1])
     assert TreeRow.chain((5, 6, 7)).parents == (-1, 0, 1)
+
+
+def test_rows_are_packed_side_by_side_evenly():
+    rows = [TreeRow.chain((1, 2, 3, 4, 5)), TreeRow((1, 2, 3, 4), (-1, 0, 1, 1)), TreeRow.chain((7, 8)),
+            TreeRow.chain((9,))]
+    packed, where = pack_rows(rows, width=6)  # 12 tokens: two rows of six
+    assert [len(p.token_ids) for p in packed] == [6, 6]
+    assert where == [(0, 0), (1, 0), (1, 4), (0, 5)]
+    # each row keeps its own tree: roots stay roots, parents move with the offset
+    assert packed[1].parents == (-1, 0, 1, 1, -1, 4)
+    assert packed[1].depths() == [0, 1, 2, 2, 0, 1]
+    assert packed[0].token_ids == (1, 2, 3, 4, 5, 9)
+    (alone,), _ = pack_rows(rows, width=1000)
+    assert len(alone.token_ids) == 12
 
 
 # Latin, Cyrillic and Japanese stems, objects of one to three tokens; "Tok" + "yo City" and

@@ -1,10 +1,12 @@
 """The transformers backend: HF directories and hub ids, GGUF files (dequantised), CPU and CUDA.
 
-Speed rules (issue #2): requests arrive length-sorted from the runner's collator, requests that
-share a context in the same batch; a request whose tokens are a prefix of another's is read off
-that longer row (``share_prefixes``); each batch is left-padded with explicit position ids; the LM
-head runs only at the scored positions, and log-probabilities are ``logit - logsumexp`` there,
-never a full-vocabulary log_softmax over every position.
+Speed rules (issues #2, #11): requests arrive length-sorted from the runner's collator, requests
+that share a context in the same batch; continuations of one context hang below one copy of it in
+a tree row and a request whose tokens are a prefix of another's is read off that longer row
+(``pack_shared_contexts``); where the attention takes a custom mask the rows are packed side by
+side with a 4D mask and depth positions (``pack_rows``), otherwise left-padded with explicit
+position ids; the LM head runs once per distinct scored position, and log-probabilities are
+``logit - logsumexp`` there, never a full-vocabulary log_softmax over every position.
 """
 
 from __future__ import annotations
@@ -34,18 +36,20 @@ from babelprobe.models.tokenization import BoundaryTokenizer
 class ForwardStats:
     """Counts what the backend really computed (tests pin 'one forward per unique stem' and 'each
     shared context processed once'); the rows themselves are kept only when ``keep_contexts`` is
-    set. ``tokens``: real (non-padding) input tokens through the decoder; ``scored_positions``:
-    positions that went through the LM head."""
+    set. ``tokens``: real input tokens through the decoder; ``padded_tokens``: with the padding;
+    ``scored_positions``: positions that went through the LM head."""
 
     forward_calls: int = 0
     sequences: int = 0
     tokens: int = 0
+    padded_tokens: int = 0
     scored_positions: int = 0
     keep_contexts: bool = False
     contexts: list[tuple[int, ...]] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.forward_calls, self.sequences, self.tokens, self.scored_positions = 0, 0, 0, 0
+        self.forward_calls, self.sequences, self.scored_positions = 0, 0, 0
+        self.tokens, self.padded_tokens = 0, 0
         self.contexts.clear()
 
 
@@ -145,6 +149,28 @@ def pack_shared_contexts(
     return rows, [placed[i] for i in range(len(sequences))]
 
 
+def pack_rows(rows: Sequence[TreeRow], width: int) -> tuple[list[TreeRow], list[tuple[int, int]]]:
+    """Lay several rows side by side in fewer, evenly filled forward rows, so that a batch pads
+    little (tree rows of one batch differ much in length). The rows stay independent: a token
+    still attends to its own path only and keeps its own positions. Returns the packed rows and,
+    for each input row, (packed row, offset of its first token).
+
+    As many packed rows as ``width`` tokens each would need; each input row, longest first, goes
+    to the least filled one."""
+    total = sum(len(r.token_ids) for r in rows)
+    count = min(len(rows), max(1, -(-total // width)))
+    tokens: list[list[int]] = [[] for _ in range(count)]
+    parents: list[list[int]] = [[] for _ in range(count)]
+    where: list[tuple[int, int]] = [(0, 0)] * len(rows)
+    for i in sorted(range(len(rows)), key=lambda i: -len(rows[i].token_ids)):
+        target = min(range(count), key=lambda k: len(tokens[k]))
+        offset = len(tokens[target])
+        tokens[target].extend(rows[i].token_ids)
+        parents[target].extend(p + offset if p >= 0 else -1 for p in rows[i].parents)
+        where[i] = (target, offset)
+    return [TreeRow(tuple(t), tuple(p)) for t, p in zip(tokens, parents)], where
+
+
 def share_prefixes(sequences: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int]]:
     """The plain rows to run so that every sequence is covered, and the row covering each one: a
     sequence that is a prefix of another is read off the longer row (causal attention)."""
@@ -167,6 +193,9 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
 
 class TransformersBackend:
     """Answers the four request kinds with a transformers causal LM."""
+
+    # tokens per packed forward row: attention costs width^2 per row, padding costs rows x width
+    pack_width = 128
 
     def __init__(
         self,
@@ -274,22 +303,35 @@ class TransformersBackend:
     @torch.inference_mode()
     def _score(self, rows: Sequence[TreeRow], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
         """One padded forward over ``rows``; for each query, the log-probs of its token ids and
-        the argmax token after it. The LM head runs once per distinct queried token only."""
-        if all(row.is_chain for row in rows):
-            ids, attention, positions = self._left_pad([row.token_ids for row in rows])
+        the argmax token after it. The LM head runs once per distinct queried token only.
+
+        Where the attention takes a custom mask, the rows are packed side by side into a few
+        evenly filled rows (``pack_rows``) and run with a 4D mask; otherwise (plain sequences
+        only) each row is one left-padded row of the batch."""
+        longest = max(max(row.depths()) + 1 for row in rows)
+        if self._branches(longest):
+            packed, where = pack_rows(rows, self.pack_width)
+            ids, attention, positions = self._tree_batch(packed)
         else:
-            ids, attention, positions = self._tree_batch(rows)
+            if not all(row.is_chain for row in rows):
+                raise AssertionError("tree rows need an attention that takes a custom mask")
+            packed, where = list(rows), [(r, 0) for r in range(len(rows))]
+            ids, attention, positions = self._left_pad([row.token_ids for row in rows])
         width = ids.shape[1]
         # queries at the same token share one head row (every object of a stem is scored there)
         unique: dict[tuple[int, int], int] = {}
         slot = [unique.setdefault((q.row, q.index), len(unique)) for q in queries]
-        # token i of row r sits at padded column width - len(r) + i
-        row_index = torch.tensor([r for r, _ in unique], device=ids.device)
-        col_index = torch.tensor([width - len(rows[r].token_ids) + i for r, i in unique], device=ids.device)
+        # token i of row r sits at padded column width - len(packed row) + offset + i
+        columns = [
+            (where[r][0], width - len(packed[where[r][0]].token_ids) + where[r][1] + i) for r, i in unique
+        ]
+        row_index = torch.tensor([r for r, _ in columns], device=ids.device)
+        col_index = torch.tensor([c for _, c in columns], device=ids.device)
         picked = self._logits_at(ids, attention, positions, row_index, col_index).float()  # (unique, vocab)
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         self.stats.tokens += sum(len(row.token_ids) for row in rows)
+        self.stats.padded_tokens += ids.numel()
         self.stats.scored_positions += len(unique)
         if self.stats.keep_contexts:
             self.stats.contexts.extend(row.token_ids for row in rows)
