@@ -104,7 +104,7 @@ REQUEST_DEFINITIONS = (
 )
 # (BACKEND_REVISION, sha256 of the scoring code) as of that revision
 # revision 1 still: models/tokenization.py was refactored into BoundaryRule (shared with llama.cpp), same ids
-PINNED = (1, "a1b539c73948cb49125773999fe5c079b8093b87214bada470749de3aeb82b79")
+PINNED = (2, "8e3090f6c441e1a3f310ff9bac541b6161327b0fb0493ecfb226c3720bb5eb54")
 
 
 def scoring_code_hash() -> str:

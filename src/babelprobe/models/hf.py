@@ -34,7 +34,7 @@ from babelprobe.models.tokenization import BoundaryTokenizer
 # Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
 # what it answers (boundary rule, head gathering, generation settings). Bump it with any such
 # change; tests/test_fingerprint.py fails until the scoring code's pinned hash is updated too.
-BACKEND_REVISION = 1
+BACKEND_REVISION = 2
 
 
 @dataclass
