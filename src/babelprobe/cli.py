@@ -17,13 +17,20 @@ from babelprobe import store
 from babelprobe.analysis.cka import CKASummary, summarise_cka
 from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
 from babelprobe.analysis.owl import OwlSummary, compare_owl, summarise_owl
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
+from babelprobe.analysis.memorization import MemorizationSummary, summarise_memorization
+from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import ColumnMap, load_eclektic
 from babelprobe.data.owl import convert_owl_release, load_owl
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
-from babelprobe.report.terminal import print_cka_summary, print_deltas, print_eclektic_summary, print_owl_summary
+from babelprobe.report.terminal import (
+    print_cka_summary,
+    print_deltas,
+    print_eclektic_summary,
+    print_memorization_summary,
+    print_owl_summary,
+)
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -31,6 +38,10 @@ run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=Tru
 app.add_typer(run_app, name="run")
 rescore_app = typer.Typer(help="Score released or saved predictions without a model.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
+corpus_app = typer.Typer(help="Build memorization samples from a corpus (Shared Path §5.2).", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+memorization_app = typer.Typer(help="Memorization analyses across runs (Shared Path Table 14).", no_args_is_help=True)
+app.add_typer(memorization_app, name="memorization")
 console = Console()
 err = Console(stderr=True)
 
@@ -38,11 +49,13 @@ BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
 DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
 DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
 DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
+DEMO_MEMORIZATION = BUNDLED_DATA / "memorization_demo.jsonl"
 DEMO_JUDGE = "bundled:smollm2-135m-instruct"
 DATASETS = {
     "polyglot-or-not-demo": (DEMO_CKA, "cka", "300 Polyglot-or-Not facts: the same 50 in en, de, fr, es, ru, uk (Apache-2.0)"),
     "owl-demo": (DEMO_OWL, "owl", "12 public-domain passages (pre-1929) from 5 books, aligned across 6 languages"),
     "eclektic-demo": (DEMO_ECLEKTIC, "eclektic", "30 illustrative questions written for babelprobe: 6 questions x en, de, ru, ja, zh"),
+    "memorization-demo": (DEMO_MEMORIZATION, "memorization", "public-domain texts small models likely saw verbatim, several languages and scripts (see NOTICE.md)"),
 }
 
 
@@ -53,9 +66,9 @@ def _fail(message: str, code: int = 2) -> None:
 
 def _execute(config: RunOptions) -> int:
     """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
-    from babelprobe.pipeline import run_cka, run_eclektic, run_owl
+    from babelprobe.pipeline import run_cka, run_eclektic, run_memorization, run_owl
 
-    runs = {CKAConfig: run_cka, EclekticConfig: run_eclektic, OwlConfig: run_owl}
+    runs = {CKAConfig: run_cka, EclekticConfig: run_eclektic, OwlConfig: run_owl, MemorizationConfig: run_memorization}
     try:
         outcome = runs[type(config)](config, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
@@ -76,6 +89,8 @@ def _print_summary(summary, manifest: store.Manifest | None) -> None:
         print_eclektic_summary(summary, manifest, console)
     elif isinstance(summary, OwlSummary):
         print_owl_summary(summary, manifest, console)
+    elif isinstance(summary, MemorizationSummary):
+        print_memorization_summary(summary, manifest, console)
 
 
 def _config(cls, **fields):
@@ -182,6 +197,72 @@ def run_owl_command(
                      seed=seed, figures=figures, out=out, allow_errors=allow_errors, overwrite=overwrite,
                      **_cache_fields(cache, no_cache))
     raise typer.Exit(_execute(config))
+
+
+def _ints(value: str, flag: str) -> list[int]:
+    try:
+        return [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"{flag}: expected comma-separated integers, got {value!r}")
+
+
+@run_app.command("memorization")
+def run_memorization_command(
+    out: Path = typer.Option(..., "--out", help="run directory to write"),
+    model: str = typer.Option(DEFAULT_MODEL, help="model spec (decoder-only, or encoder-decoder such as hf:google/mt5-small)"),
+    data: Path = typer.Option(DEMO_MEMORIZATION, help="samples: `corpus sample` output dir, <lang>.jsonl/.parquet dir, or a file with text,language"),
+    langs: Optional[str] = typer.Option(None, help="comma-separated language codes"),
+    limit: Optional[int] = typer.Option(None, help="samples per language (seeded sample)"),
+    prefix_tokens: str = typer.Option("35,85,135", help="prompt lengths n in model tokens (§6.5)"),
+    suffix_tokens: int = typer.Option(15, help="suffix length m in model tokens (encoder-decoder: tokens masked)"),
+    offset: str = typer.Option("first", help="window start: first (token 0; prompt lengths nest) or random (the authors' code)"),
+    rm_units: str = typer.Option("tokens", help="RM (BLEU, ROUGE-L) units: tokens (model token ids, the authors') or words"),
+    repetition_penalty: Optional[float] = typer.Option(None, help="off by default (plain greedy); 1.2 reproduces the authors' code"),
+    min_k: float = typer.Option(0.2, help="Min-K%% Prob fraction of least likely tokens"),
+    reference: Optional[str] = typer.Option(None, help="reference model spec: log-likelihood ratio against it"),
+    noise_density: Optional[float] = typer.Option(None, help="encoder-decoder: share of the window to mask (default: --suffix-tokens tokens)"),
+    mean_span_length: float = typer.Option(3.0, help="encoder-decoder: mean masked span length (Raffel et al.)"),
+    batch_size: int = typer.Option(16, help="requests per forward pass"),
+    device: str = typer.Option("auto"),
+    dtype: str = typer.Option("auto"),
+    max_length: Optional[int] = typer.Option(None, help="longest input in tokens (default: the model's)"),
+    cache: Optional[Path] = typer.Option(None, help="response cache file"),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+    seed: int = typer.Option(0, help="seed for sampling, windows, controls, span corruption, bootstrap"),
+    allow_errors: bool = typer.Option(False, "--allow-errors"),
+    overwrite: bool = typer.Option(False, "--overwrite"),
+) -> None:
+    """Verbatim memorization (Shared Path): EM, RM and PM with calibrated scores and controls."""
+    config = _config(MemorizationConfig, model=model, data=data, langs=_langs(langs), limit=limit,
+                     prefix_tokens=_ints(prefix_tokens, "--prefix-tokens"), suffix_tokens=suffix_tokens, offset=offset,
+                     rm_units=rm_units, repetition_penalty=repetition_penalty, min_k=min_k, reference=reference,
+                     noise_density=noise_density, mean_span_length=mean_span_length, batch_size=batch_size,
+                     device=device, dtype=dtype, max_length=max_length, seed=seed, out=out, allow_errors=allow_errors,
+                     overwrite=overwrite, **_cache_fields(cache, no_cache))
+    raise typer.Exit(_execute(config))
+
+
+@memorization_app.command("compare")
+def memorization_compare(
+    run_dirs: list[Path] = typer.Argument(..., help="memorization run directories of one model family (any order)"),
+) -> None:
+    """Per-language Pearson r between runs adjacent in model size (Table 14)."""
+    from babelprobe.analysis.memorization import SizeRun, size_correlations
+    from babelprobe.report.terminal import print_correlations
+
+    if len(run_dirs) < 2:
+        _fail("compare needs at least two run directories")
+    runs = []
+    for run_dir in run_dirs:
+        try:
+            manifest = store.read_manifest(run_dir)
+            items = store.read_items(run_dir)
+        except FileNotFoundError as exc:
+            _fail(str(exc))
+        if manifest.probe != "memorization":
+            _fail(f"{run_dir}: not a memorization run ({manifest.probe})")
+        runs.append((SizeRun(label=manifest.model.spec, parameters=manifest.model_parameters), items))
+    print_correlations("per-language Pearson r between adjacent model sizes (Table 14)", size_correlations(runs), console)
 
 
 @rescore_app.command("owl")
@@ -350,6 +431,9 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
         summary = summarise_eclektic(items, manifest.config.get("judges", []))
     elif manifest.probe == "owl":
         summary = summarise_owl(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
+    elif manifest.probe == "memorization":
+        summary = summarise_memorization(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed,
+                                         manifest.config.get("rm_units"))
     else:
         summary = summarise_cka(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
     _print_summary(summary, manifest)

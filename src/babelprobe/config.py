@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from babelprobe.data.eclektic import ColumnMap
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
@@ -67,3 +67,29 @@ class OwlConfig(RunOptions):
     batch_size: int = Field(default=8, ge=1)
     bootstrap_resamples: int = Field(default=10_000, ge=100)
     figures: bool = True
+
+
+class MemorizationConfig(RunOptions):
+    probe: Literal["memorization"] = "memorization"
+    data: Path
+    langs: list[str] | None = None
+    limit: int | None = Field(default=None, ge=1, description="samples per language (seeded sample)")
+    prefix_tokens: list[int] = Field(default=[35, 85, 135], min_length=1, description="prompt lengths n (tokens)")
+    suffix_tokens: int = Field(default=15, ge=1, description="suffix length m (tokens)")
+    offset: Literal["first", "random"] = "first"
+    rm_units: Literal["tokens", "words"] = "tokens"
+    repetition_penalty: float | None = Field(default=None, gt=0, description="None: plain greedy; 1.2: the authors' code")
+    min_k: float = Field(default=0.2, gt=0, le=1, description="Min-K% Prob fraction")
+    reference: str | None = Field(default=None, description="reference model spec for a likelihood ratio")
+    noise_density: float | None = Field(default=None, gt=0, lt=1,
+                                        description="encoder-decoder: share of the window masked (None: m tokens)")
+    mean_span_length: float = Field(default=3.0, ge=1)
+    batch_size: int = Field(default=16, ge=1)
+    bootstrap_resamples: int = Field(default=10_000, ge=100)
+
+    @field_validator("prefix_tokens")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if min(value) < 1:
+            raise ValueError("prompt lengths must be positive")
+        return sorted(set(value))

@@ -18,9 +18,11 @@ from babelprobe import store
 from babelprobe.analysis.cka import summarise_cka
 from babelprobe.analysis.eclektic import summarise_eclektic
 from babelprobe.analysis.owl import summarise_owl
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
+from babelprobe.analysis.memorization import summarise_memorization, write_language_tables
+from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig, RunOptions
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.data.eclektic import load_eclektic
+from babelprobe.data.memorization import load_samples, sample_files
 from babelprobe.data.owl import load_owl
 from babelprobe.models import load_backend
 from babelprobe.models.base import Backend, request_key
@@ -28,6 +30,7 @@ from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
 from babelprobe.probes.cka import CKAProbe
 from babelprobe.probes.eclektic import EclekticProbe, judge_request, with_judgements
+from babelprobe.probes.memorization import MemorizationRecord, SpanProbe, SuffixProbe, Window
 from babelprobe.probes.owl import PERTURBATIONS, OwlProbe
 from babelprobe.runner import ProbeRun, Runner, RunnerStats, run_probe
 
@@ -205,4 +208,97 @@ def run_owl(config: OwlConfig, backend: Backend | None = None, progress: bool = 
         from babelprobe.report.figures import owl_figures
 
         owl_figures(outcome.summary, config.out)
+    return outcome
+
+
+def _answers(runner: Runner, requests: list) -> list:
+    """Run requests; return each one's outcome, in order."""
+    outcomes = runner.run(requests)
+    return [outcomes[request_key(r)] for r in requests]
+
+
+def run_memorization(config: MemorizationConfig, backend: Backend | None = None, reference: Backend | None = None,
+                     progress: bool = False) -> RunOutcome:
+    """Shared Path §3 in stages, every request through the runner (cached, resumable):
+    1. tokenize every sample (and, for encoder-decoders, the sentinel tokens);
+    2. cut windows per prompt length (too-short samples are recorded as such); decoder-only:
+       tokenize each window's control (the suffix word-shuffled);
+    3. generation, suffix likelihood and control likelihood from token ids; the reference model,
+       if any, scores the same (prefix, suffix) texts;
+    4. score (pure), store, summarise from the stored items, per-language CSVs."""
+    t_start = time.perf_counter()
+    samples = load_samples(config.data, config.langs, config.limit, config.seed)  # validates first
+    store.prepare_run_dir(config.out, config.overwrite)
+    t_load = time.perf_counter()
+    backend = backend or _backend(config, config.model)
+    span_mode = getattr(backend, "is_encoder_decoder", False)
+    if span_mode and config.reference:
+        raise ValueError("--reference works with decoder-only models (it scores the suffix given the prefix)")
+    if config.reference and reference is None:
+        reference = _backend(config, config.reference)
+    timings = {"model_load": time.perf_counter() - t_load}
+    if span_mode:
+        probe = SpanProbe(config.prefix_tokens, config.suffix_tokens, config.offset, config.noise_density,
+                          config.mean_span_length, config.repetition_penalty, config.min_k, config.seed)
+    else:
+        probe = SuffixProbe(config.prefix_tokens, config.suffix_tokens, config.offset, config.repetition_penalty,
+                            config.rm_units, config.min_k, config.seed)
+    records: list[MemorizationRecord] = []
+    with _cache(config) as cache:
+        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
+        t0 = time.perf_counter()
+        if span_mode:
+            sentinels = _answers(runner, probe.sentinel_requests())
+            failed = next((o.error for o in sentinels if o.error), None)
+            if failed:
+                raise ValueError(f"could not read the sentinel tokens: {failed}")
+            probe.set_sentinels([o.response for o in sentinels])
+        windows: list[Window] = []
+        for sample, got in zip(samples, _answers(runner, [probe.tokenize_request(s) for s in samples])):
+            if got.error:
+                records += probe.unreadable(sample, f"tokenize failed: {got.error}")
+                continue
+            for cut in probe.cut(sample, got.response):
+                (windows if isinstance(cut, Window) else records).append(cut)
+        timings["tokenize"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if span_mode:
+            controls = [None] * len(windows)
+            plans = [probe.requests(w) for w in windows]
+        else:
+            controls = _answers(runner, [probe.control_request(w) for w in windows])
+            plans = [probe.requests(w, c.response.token_ids) if c.response else [] for w, c in zip(windows, controls)]
+        answers = _answers(runner, [r for plan in plans for r in plan])
+        refs = [None] * len(windows)
+        if reference is not None:
+            ref_runner = Runner(reference, cache=cache, batch_size=config.batch_size, progress=progress)
+            refs = _answers(ref_runner, [probe.reference_request(w) for w in windows])
+        timings["requests"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cursor = 0
+    for window, control, plan, ref in zip(windows, controls, plans, refs):
+        got = answers[cursor : cursor + len(plan)]
+        cursor += len(plan)
+        errors = sorted({o.error for o in [control, ref, *got] if o is not None and o.error})
+        if not errors:
+            try:
+                if span_mode:
+                    records.append(probe.score(window, [o.response for o in got]))
+                else:
+                    records.append(probe.score(window, control.response.token_ids, [o.response for o in got],
+                                               ref.response if ref is not None else None))
+                continue
+            except Exception as exc:  # a scoring bug must not lose the run's other items
+                errors = [f"scoring failed: {type(exc).__name__}: {exc}"]
+        records.append(probe.failed(window, "; ".join(errors)))
+    records.sort(key=lambda r: (r.language, r.sample_id, r.prefix_tokens))
+    timings["score"] = time.perf_counter() - t0
+    timings["total"] = time.perf_counter() - t_start
+    errors = sum(r.status == "error" for r in records)
+    outcome = _finish(config, backend, records,
+                      lambda items: summarise_memorization(items, config.bootstrap_resamples, config.seed,
+                                                           config.rm_units),
+                      {f"{f}:0" for f in sample_files(config.data)}, runner.stats, errors, timings,
+                      reference_model=reference.fingerprint if reference is not None else None)
+    write_language_tables(store.read_items(config.out), config.out)
     return outcome

@@ -41,6 +41,7 @@ class Manifest(BaseModel):
     model_parameters: int | None = None
     length_tokenizer: str | None = None  # what passage lengths were counted in (OWL)
     judges: list[Fingerprint] = []
+    reference_model: Fingerprint | None = None  # memorization --reference
     data_files: dict[str, str]  # path -> sha256
     versions: dict[str, str]
     git_revision: str | None

@@ -26,8 +26,10 @@ from babelprobe.models.base import (
     LogLikelihoodResult,
     NextToken,
     NextTokenResult,
+    Tokenize,
+    TokenizeResult,
 )
-from babelprobe.models.tokenization import BoundaryTokenizer
+from babelprobe.models.tokenization import BoundaryTokenizer, Split
 
 
 @dataclass
@@ -199,7 +201,7 @@ class TransformersBackend:
 
     # ------------------------------------------------------------------ request kinds
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
-        splits = [self.boundary.split(r.context, r.continuation) for r in requests]
+        splits = [self._split(r) for r in requests]
         # The last continuation token is never an input: it is only predicted.
         rows, host = share_prefixes([(s.context_ids + s.continuation_ids)[:-1] for s in splits])
         queries = [
@@ -224,6 +226,15 @@ class TransformersBackend:
                 )
             )
         return results
+
+    def _split(self, r: LogLikelihood) -> Split:
+        if r.uses_ids:
+            return self.boundary.split_ids(r.context_ids, r.continuation_ids)
+        return self.boundary.split(r.context, r.continuation)
+
+    def tokenize(self, requests: Sequence[Tokenize]) -> list[TokenizeResult]:
+        """The tokenizer's ids and character offsets of each text, without special tokens."""
+        return [tokenize_text(self.tokenizer, r.text) for r in requests]
 
     def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult]:
         """Every candidate of every request in the batch is read off one forward over the unique
@@ -286,6 +297,8 @@ class TransformersBackend:
         return results
 
     def _prompt_ids(self, r: Generate) -> list[int]:
+        if r.prompt_ids is not None:
+            return list(self.boundary.with_prefix(r.prompt_ids))
         if r.messages is not None:
             if not self.has_chat_template:
                 raise ValueError(f"{self.fingerprint.spec} has no chat template; send a plain prompt")
@@ -305,8 +318,9 @@ class TransformersBackend:
         results: dict[int, GenerateResult] = {}
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop), []).append(i)
-        for (max_tokens, temperature, seed, want_logprobs, stop), members in groups.items():
+            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop, r.repetition_penalty),
+                              []).append(i)
+        for (max_tokens, temperature, seed, want_logprobs, stop, penalty), members in groups.items():
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
@@ -323,6 +337,7 @@ class TransformersBackend:
                     do_sample=sampling, temperature=temperature if sampling else None,
                     top_p=None, top_k=None, pad_token_id=self.pad_id,
                     return_dict_in_generate=True, output_scores=want_logprobs,
+                    **({"repetition_penalty": penalty} if penalty is not None else {}),
                     # a sequence that produced a stop string stops generating (the rest of the
                     # batch goes on); the text is cut at the stop string below
                     **({"stop_strings": list(stop), "tokenizer": self.tokenizer} if stop else {}),
@@ -347,7 +362,7 @@ class TransformersBackend:
                 if cut:
                     text, finish = text[: min(cut)], "stop"
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
-                results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish)
+                results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
 
     def _eos_ids(self) -> list[int]:
@@ -355,3 +370,9 @@ class TransformersBackend:
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])
+
+
+def tokenize_text(tokenizer, text: str) -> TokenizeResult:
+    """Ids without special tokens and (start, end) character offsets (a fast tokenizer's)."""
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    return TokenizeResult(token_ids=list(enc.input_ids), offsets=[tuple(o) for o in enc.offset_mapping])
