@@ -86,7 +86,10 @@ _REPEATED_UNIT = re.compile(r"(.{2,30}?)\1{4,}", re.S)
 
 
 def repeated_string(text: str) -> bool:
-    return bool(_REPEATED_CHAR.search(text) or _REPEATED_UNIT.search(text))
+    if _REPEATED_CHAR.search(text):
+        return True
+    # a unit of one repeated character is the rule above's business (its own threshold)
+    return any(len(set(m.group(1))) > 1 for m in _REPEATED_UNIT.finditer(text))
 
 
 def long_digit_run(text: str, max_digits: int = 30) -> bool:

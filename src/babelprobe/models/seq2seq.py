@@ -3,7 +3,7 @@
 It answers ``Tokenize``, ``LogLikelihood`` (log P(continuation | context) with the context as the
 encoder input and the continuation as the decoder's target, teacher-forced) and ``Generate``
 (greedy or sampled decoding from an encoder input). Ids given in a request are wrapped the way the
-tokenizer wraps a text (``build_inputs_with_special_tokens``: T5 appends ``</s>`` to the encoder
+tokenizer wraps a text (T5 appends ``</s>`` to the encoder
 input); the decoder starts from the model's ``decoder_start_token_id``. Next-token and
 hidden-state requests are decoder-only notions here and raise (the runner records the error).
 """
@@ -11,6 +11,7 @@ hidden-state requests are decoder-only notions here and raise (the runner record
 from __future__ import annotations
 
 import contextlib
+from functools import cached_property
 from typing import Sequence
 
 import torch
@@ -66,8 +67,20 @@ class Seq2SeqBackend:
         return int(self.model.num_parameters())
 
     # ------------------------------------------------------------------ helpers
+    @cached_property
+    def _wrapping(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after any text (T5: none, </s>),
+        found by asking it, as tokenization.BoundaryTokenizer does for BOS."""
+        with_special = self.tokenizer("a", add_special_tokens=True).input_ids
+        plain = self.tokenizer("a", add_special_tokens=False).input_ids
+        for start in range(len(with_special) - len(plain) + 1):
+            if with_special[start : start + len(plain)] == plain:
+                return with_special[:start], with_special[start + len(plain) :]
+        return [], []
+
     def _encoder_ids(self, ids: Sequence[int]) -> list[int]:
-        wrapped = list(self.tokenizer.build_inputs_with_special_tokens(list(ids)))
+        before, after = self._wrapping
+        wrapped = before + list(ids) + after
         if len(wrapped) > self.max_length:
             raise ValueError(f"input of {len(wrapped)} tokens exceeds the maximum length {self.max_length}")
         return wrapped
