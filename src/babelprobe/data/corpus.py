@@ -187,7 +187,10 @@ def read_hf_dataset(name: str, config: str | None, split: str, text_column: str 
     """A Hugging Face ``datasets`` dataset read with ``streaming=True`` (nothing is downloaded
     up front; a hub dataset is fetched as it is read). ``language`` defaults to the config name
     (mC4's configs are languages). Provenance: name/config/split/index."""
-    from datasets import load_dataset
+    try:
+        from datasets import load_dataset
+    except ImportError as exc:
+        raise ValueError("--hf-dataset needs the datasets package: pip install 'babelprobe[corpus]'") from exc
 
     kwargs = {"data_files": data_files} if data_files else {}
     stream = load_dataset(name, config, split=split, streaming=True, **kwargs)
