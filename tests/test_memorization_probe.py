@@ -67,6 +67,26 @@ def test_memorization_run_on_gemma(gemma, tmp_path):
     per_language = pd.read_csv(tmp_path / "run" / "memorization.csv")
     assert list(per_language["language"]) == ["en", "zh"] and {"EM", "PM", "BLEU", "ROUGE-L"} <= set(per_language)
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["probe"] == "memorization"
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    report = CliRunner().invoke(app, ["report", str(tmp_path / "run")])
+    assert report.exit_code == 0 and "memorization by prompt length" in report.output
+    compare = CliRunner().invoke(app, ["memorization", "compare", str(tmp_path / "run"), str(tmp_path / "run")])
+    assert compare.exit_code == 0 and "PM@20" in compare.output, compare.output
+
+
+def test_cli_rejects_bad_memorization_options(tmp_path):
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    for flags, message in ((["--prefix-tokens", "0,35"], "prompt lengths must be positive"),
+                           (["--prefix-tokens", "a"], "comma-separated integers"),
+                           (["--rm-units", "chars"], "--rm-units")):
+        result = CliRunner().invoke(app, ["run", "memorization", "--out", str(tmp_path / "x"), *flags])
+        assert result.exit_code == 2 and message in result.output, result.output
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,7 @@ def _config(cls, **fields):
     try:
         return cls(**fields)
     except ValidationError as exc:
-        _fail("; ".join(f"--{'-'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()))
+        _fail("; ".join(f"--{'-'.join(str(x) for x in e['loc']).replace('_', '-')}: {e['msg']}" for e in exc.errors()))
 
 
 def _cache_fields(cache: Optional[Path], no_cache: bool) -> dict:
@@ -459,7 +459,8 @@ def demo(
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
-    hint, judged by the bundled instruct model."""
+    hint, judged by the bundled instruct model; memorization (Shared Path) on 28 texts in 12
+    languages at prompt lengths 35/85/135."""
     code = 0
     for mode in ("first-token", "full"):
         console.rule(f"cka, {mode} mode")
@@ -472,6 +473,10 @@ def demo(
     console.rule("eclektic: closed-book and source-language-name hint, judge " + DEMO_JUDGE)
     config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
                             judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)
+    code = max(code, _execute(config))
+    console.rule("memorization: EM, RM, PM with shuffled-suffix controls on the demo corpus")
+    config = MemorizationConfig(model=model, data=DEMO_MEMORIZATION, out=out / "memorization", device=device,
+                                overwrite=True)
     code = max(code, _execute(config))
     raise typer.Exit(code)
 

@@ -9,7 +9,6 @@ defined (fewer than two languages, a constant signal) is None with the reason be
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Sequence
 
@@ -183,7 +182,3 @@ def size_correlations(runs: list[tuple[SizeRun, pd.DataFrame]]) -> list[Correlat
                 out.append(Correlation(metric=f"{metric}@{int(n)}", a=run_a.label, b=run_b.label, r=r, n=len(both),
                                        r_undefined_reason=reason))
     return out
-
-
-def finite(value: float | None) -> bool:
-    return value is not None and not math.isnan(value)
