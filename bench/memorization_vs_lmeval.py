@@ -105,8 +105,18 @@ def main() -> None:
     parser.add_argument("--suffix-tokens", type=int, default=15)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--documents", type=int, default=2000, help="sampler corpus size at 1x")
+    parser.add_argument("--sampler-only", action="store_true", help="only part 4 (no model)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
+    # buffer and N small enough that both corpus sizes fill every language's buffer and sample:
+    # what differs between 1x and 10x is only how much is read
+    sampler = lambda: sampler_figures(args.documents, per_language=100, buffer_size=200)  # noqa: E731
+    if args.sampler_only:
+        result = {"sampler": sampler()}
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "memorization_sampler.json").write_text(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
+        return
     prefix_tokens = [int(x) for x in args.prefix_tokens.split(",")]
 
     backend = load_backend("bundled:gemma-3-270m", device="cpu", dtype="float32")
@@ -151,7 +161,7 @@ def main() -> None:
         "probe_windows_per_s": n / probe_s,
         "em_batched_windows_per_s": n / batched_s, "em_single_windows_per_s": n / single_s,
         "em_batched_speedup": single_s / batched_s, "em_identical": f"{identical}/{n}",
-        "sampler": sampler_figures(args.documents, per_language=300, buffer_size=1000),
+        "sampler": sampler(),
         "seconds": {"pm_babelprobe": ours_s, "pm_lm_eval": lm_s, "probe": probe_s, "em_batched": batched_s,
                     "em_single": single_s},
     }

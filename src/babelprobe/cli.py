@@ -455,7 +455,7 @@ def demo(
     model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
     device: str = typer.Option("auto"),
 ) -> None:
-    """The demo suite on the bundled models, offline: CKA, OWL and ECLeKTiC.
+    """The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC and memorization.
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
