@@ -39,7 +39,7 @@ from babelprobe.data.langid import FastLangdetect  # noqa: E402
 from babelprobe.data.memorization import load_samples  # noqa: E402
 from babelprobe.models import load_backend, resolve  # noqa: E402
 from babelprobe.models.base import Generate, LogLikelihood, Tokenize, request_key  # noqa: E402
-from babelprobe.pipeline import run_memorization  # noqa: E402
+from babelprobe.pipeline import run  # noqa: E402
 from babelprobe.probes.memorization import SuffixProbe, Window  # noqa: E402
 from babelprobe.runner import Runner  # noqa: E402
 
@@ -143,8 +143,10 @@ def main() -> None:
         config = MemorizationConfig(data=DEMO, prefix_tokens=prefix_tokens, suffix_tokens=args.suffix_tokens,
                                     out=Path(tmp) / "run", cache=None, batch_size=args.batch_size,
                                     bootstrap_resamples=1000)
-        outcome = run_memorization(config, backend=backend)
-        probe_s = outcome.manifest.timings["requests"] + outcome.manifest.timings["tokenize"]
+        outcome = run(config, backends={config.model: backend})
+        # plans() (tokenize stages) runs inside model_load..requests; total minus model loading and summary
+        timings = outcome.manifest.timings
+        probe_s = timings["total"] - timings["model_load"]
 
     gens = [Generate(prompt_ids=w.prefix_ids, max_tokens=args.suffix_tokens) for w in cut]
     batched, batched_s = answer(Runner(backend, cache=None, batch_size=args.batch_size), gens)

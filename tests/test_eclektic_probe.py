@@ -14,7 +14,7 @@ from babelprobe.config import EclekticConfig
 from babelprobe.data.eclektic import ColumnMap, load_eclektic
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.base import ChatMessage, GenerateResult
-from babelprobe.probes.eclektic import EclekticProbe, judge_request, with_judgements
+from babelprobe.probes.eclektic import EclekticProbe, judge_request, prompt_text, with_judgements
 
 cli = CliRunner()
 
@@ -59,7 +59,7 @@ def test_column_mapping_for_other_layouts(tmp_path):
 
 def test_prompts_follow_figure_10():
     row = next(r for r in load_eclektic(DEMO_ECLEKTIC) if r.q_id == "ja-kinkakuji" and r.target_language == "en")
-    text = lambda setting: EclekticProbe(setting).requests(row)[0].prompt  # noqa: E731
+    text = lambda setting: prompt_text(row, setting)  # noqa: E731
     assert text("closed-book") == row.question  # the question alone, no instruction
     assert text("general-hint") == f"Answer the following question based on your knowledge in another language.\n\n{row.question}"
     assert text("source-language-name").startswith("Answer the following question based on your knowledge in Japanese.")
@@ -72,7 +72,7 @@ def test_prompts_follow_figure_10():
 def test_judge_prompt_and_majority():
     row = next(r for r in load_eclektic(DEMO_ECLEKTIC) if r.q_id == "ru-onegin" and r.target_language == "de")
     request = judge_request(row, "Alexander Puschkin", chat=False)
-    assert "Input (in German):" in request.prompt and row.source_context in request.prompt
+    assert "Input (in German):" in request.prompt and row.target_context in request.prompt
     assert request.prompt.endswith("Answer:\nAlexander Puschkin\n\nOutput:")
     record = EclekticProbe().score(row, [GenerateResult(text=" Alexander Puschkin ")])
     assert record.prediction == "Alexander Puschkin" and record.recall == 1.0
@@ -97,11 +97,11 @@ def test_rescore_official_format(tmp_path):
 
 @pytest.mark.slow
 def test_run_with_judge_on_bundled_models(tmp_path, gemma, smollm2):
-    from babelprobe.pipeline import run_eclektic
+    from babelprobe.pipeline import run
 
     config = EclekticConfig(data=DEMO_ECLEKTIC, settings=["closed-book", "open-book"], judges=[
         "bundled:smollm2-135m-instruct"], limit=3, max_tokens=12, out=tmp_path / "run", cache=tmp_path / "c.sqlite")
-    outcome = run_eclektic(config, backend=gemma, judges={"bundled:smollm2-135m-instruct": smollm2})
+    outcome = run(config, backends={"bundled:gemma-3-270m": gemma, "bundled:smollm2-135m-instruct": smollm2})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
     assert len(items) == 2 * 15 and set(items["setting"]) == {"closed-book", "open-book"}
     assert items["error"].isna().all() and items["prediction"].notna().all()

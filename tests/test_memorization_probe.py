@@ -13,7 +13,7 @@ import torch
 
 from babelprobe.config import MemorizationConfig
 from babelprobe.models.base import Generate, LogLikelihood, Tokenize
-from babelprobe.pipeline import run_memorization
+from babelprobe.pipeline import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "memorization_demo.jsonl"
 WORDS = "the quick brown fox jumps over lazy dog der die das und ist ein eine le la les est une un".split()
@@ -53,7 +53,7 @@ def test_generate_from_ids_batched_equals_single_and_honours_repetition_penalty(
 def test_memorization_run_on_gemma(gemma, tmp_path):
     config = MemorizationConfig(data=DEMO, langs=["en", "zh"], limit=2, prefix_tokens=[20, 60], suffix_tokens=10,
                                 out=tmp_path / "run", cache=None, bootstrap_resamples=200, seed=1)
-    outcome = run_memorization(config, backend=gemma)
+    outcome = run(config, backends={config.model: gemma})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
     assert len(items) == 8 and set(items["status"]) <= {"scored", "too_short"}
     scored = items[items["status"] == "scored"]
@@ -75,18 +75,6 @@ def test_memorization_run_on_gemma(gemma, tmp_path):
     assert report.exit_code == 0 and "memorization by prompt length" in report.output
     compare = CliRunner().invoke(app, ["memorization", "compare", str(tmp_path / "run"), str(tmp_path / "run")])
     assert compare.exit_code == 0 and "PM@20" in compare.output, compare.output
-
-
-def test_cli_rejects_bad_memorization_options(tmp_path):
-    from typer.testing import CliRunner
-
-    from babelprobe.cli import app
-
-    for flags, message in ((["--prefix-tokens", "0,35"], "prompt lengths must be positive"),
-                           (["--prefix-tokens", "a"], "comma-separated integers"),
-                           (["--rm-units", "chars"], "--rm-units")):
-        result = CliRunner().invoke(app, ["run", "memorization", "--out", str(tmp_path / "x"), *flags])
-        assert result.exit_code == 2 and message in result.output, result.output
 
 
 @pytest.fixture(scope="module")
@@ -136,14 +124,14 @@ def test_seq2seq_backend_scores_ids_like_the_model(tiny_t5):
 
 @pytest.mark.slow
 def test_span_corruption_run_on_tiny_t5(tiny_t5, tmp_path):
-    def run(out: Path) -> pd.DataFrame:
+    def run_t5(out: Path) -> pd.DataFrame:
         config = MemorizationConfig(model=f"hf:{tiny_t5 / 'model'}", data=tiny_t5 / "samples.jsonl", prefix_tokens=[20],
                                     suffix_tokens=6, out=out, cache=None, bootstrap_resamples=200, device="cpu")
-        run_memorization(config)
+        run(config)
         return pd.read_parquet(out / "items.parquet")
 
-    items = run(tmp_path / "a")
-    again = run(tmp_path / "b")
+    items = run_t5(tmp_path / "a")
+    again = run_t5(tmp_path / "b")
     assert (items["mode"] == "span").all() and (items["status"] == "scored").all()
     assert [list(map(list, s)) for s in items["spans"]] == [list(map(list, s)) for s in again["spans"]]  # seeded
     for _, row in items.iterrows():

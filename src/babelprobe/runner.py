@@ -16,7 +16,7 @@ from typing import Generic, Iterable, Protocol, Sequence, TypeVar
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from babelprobe.models.base import Backend, Request, Response, answer, request_key
+from babelprobe.models.base import Backend, Request, RequestFailure, Response, answer, request_key
 from babelprobe.models.cache import ResponseCache
 
 Item = TypeVar("Item")
@@ -91,7 +91,7 @@ class Runner:
         self.stats = RunnerStats()
         self._fingerprint = backend.fingerprint.key()
 
-    def _call(self, kind: str, batch: Sequence[Request]) -> list[Response]:
+    def _call(self, kind: str, batch: Sequence[Request]) -> list[Response | RequestFailure]:
         for attempt in range(self.retries + 1):
             try:
                 return answer(self.backend, kind, batch)
@@ -115,6 +115,11 @@ class Runner:
                 except Exception as exc:  # errors are data, never wrong answers
                     outcomes[key] = Outcome(error=f"{type(exc).__name__}: {exc}")
                     self.stats.failed += 1
+        failed = [(key, r) for key, r in done if isinstance(r, RequestFailure)]
+        for key, failure in failed:  # answered by the backend as failed: an error, not cached
+            outcomes[key] = Outcome(error=failure.error)
+        self.stats.failed += len(failed)
+        done = [(key, r) for key, r in done if not isinstance(r, RequestFailure)]
         if self.cache is not None and done:
             self.cache.put_many(self._fingerprint, kind, done)
         for key, response in done:
@@ -155,9 +160,12 @@ class Runner:
 
 
 class Probe(Protocol[Item, Record]):
-    """A probe turns items into requests and responses into records; it never calls a model."""
+    """A probe turns items into requests and responses into records; it never calls a model.
+    ``request_kinds`` names the request kinds it sends, so that a backend that cannot answer
+    them is refused before anything is sent."""
 
     name: str
+    request_kinds: frozenset[str]
 
     def requests(self, item: Item) -> list[Request]: ...
 

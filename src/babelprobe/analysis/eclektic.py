@@ -10,7 +10,10 @@ where n_targets(q) is the number of target languages q has *in the data* (the of
 assumes 11). With binary judge scores the transfer denominator is |K| x n_targets, K the
 questions answered correctly in their source language. 95% margins follow the official
 notebook: a normal approximation, with the effective sample size (sum w)^2 / sum w^2 for the
-weighted transfer score.
+weighted transfer score. They count the ~11 target-language pairs of one question as independent
+observations although they share the question (and its source answer R_s), so they are too narrow;
+``ci_low``/``ci_high`` are 95% percentile intervals from a bootstrap over questions instead (each
+resample draws questions with replacement and recomputes the score over all their pairs).
 """
 
 from __future__ import annotations
@@ -22,13 +25,19 @@ import pandas as pd
 from pydantic import BaseModel
 from scipy.stats import norm
 
+from babelprobe.analysis.bootstrap import cluster_ratio_ci
+from babelprobe.languages import language_script
+
 Z95 = float(norm.ppf(0.975))
 
 
 class Score(BaseModel):
     value: float
-    margin: float  # 95% half-width
+    margin: float  # 95% half-width, the official notebook's (pairs as independent)
     n: int  # cross-lingual pairs
+    ci_low: float  # 95% interval from the bootstrap over questions
+    ci_high: float
+    ci_degenerate: bool  # every resample gave the same value (e.g. all pairs equal): no spread measured
 
 
 class TransferScores(BaseModel):
@@ -58,7 +67,13 @@ def pair_table(items: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.Serie
     return pairs, source
 
 
-def transfer_scores(pairs: pd.DataFrame, source: pd.Series) -> TransferScores:
+def _score(value: float, margin: float, n: int, numerators: np.ndarray, denominators: np.ndarray,
+           resamples: int, seed: int) -> Score:
+    ci = cluster_ratio_ci(numerators, denominators, resamples, seed=seed)
+    return Score(value=value, margin=margin, n=n, ci_low=ci.low, ci_high=ci.high, ci_degenerate=ci.degenerate)
+
+
+def transfer_scores(pairs: pd.DataFrame, source: pd.Series, resamples: int = 10_000, seed: int = 0) -> TransferScores:
     n = len(pairs)
     overall = float(pairs["s"].mean()) if n else math.nan
     weights = pairs["r_s"].to_numpy()  # each pair weighs its question's source score
@@ -66,9 +81,12 @@ def transfer_scores(pairs: pd.DataFrame, source: pd.Series) -> TransferScores:
     transfer = float(pairs["s"].sum() / total_w) if total_w > 0 else math.nan
     n_eff = total_w**2 / float((weights**2).sum()) if total_w > 0 else 0.0
     questions = source[source.index.isin(pairs["q_id"])] if n else source
+    # per question: sum of S, pairs, sum of weights; both scores are ratios of their sums
+    per_q = pairs.groupby("q_id").agg(s=("s", "sum"), pairs=("s", "size"), w=("r_s", "sum"))
+    s_q = per_q["s"].to_numpy(dtype=float)
     return TransferScores(
-        overall=Score(value=overall, margin=_margin(overall, n), n=n),
-        transfer=Score(value=transfer, margin=_margin(transfer, n_eff), n=n),
+        overall=_score(overall, _margin(overall, n), n, s_q, per_q["pairs"].to_numpy(dtype=float), resamples, seed),
+        transfer=_score(transfer, _margin(transfer, n_eff), n, s_q, per_q["w"].to_numpy(dtype=float), resamples, seed),
         source_accuracy=float(questions.mean()) if len(questions) else math.nan,
         questions=int(len(questions)),
     )
@@ -106,7 +124,17 @@ class EclekticSummary(BaseModel):
     judges: list[str]
 
 
-def summarise_setting(items: pd.DataFrame) -> SettingSummary:
+def row_scripts(items: pd.DataFrame) -> pd.Series:
+    """Script of each row's target language for same- vs cross-script pairs (§4.2):
+    languages.language_script (ja and zh both Han), the stored script (read from the question's
+    text) only where the language code names none."""
+    known = {lang: language_script(lang) for lang in items["target_language"].unique()}
+    return pd.Series([known[lang] or stored for lang, stored in zip(items["target_language"], items["script"])],
+                     index=items.index)
+
+
+def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> SettingSummary:
+    items = items.reset_index(drop=True)  # pairs keep the items' row labels
     judged = "judge_correct" in items and items["judge_correct"].notna().any()
     metrics = {"string": "recall", "string_compat": "recall_compat"}
     if judged:
@@ -114,14 +142,15 @@ def summarise_setting(items: pd.DataFrame) -> SettingSummary:
     scores, matrices = {}, {}
     for name, column in metrics.items():
         pairs, source = pair_table(items, column)
-        scores[name] = transfer_scores(pairs, source)
+        scores[name] = transfer_scores(pairs, source, resamples, seed)
         matrices[name] = language_matrices(pairs, source, items)
     main = "judge_correct" if judged else "recall"
     pairs, source = pair_table(items, main)
-    script_of = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["script"]
-    same = pairs["script"].to_numpy() == pairs["q_id"].map(script_of).to_numpy()
-    by_script = {label: transfer_scores(pairs[mask], source) for label, mask in (("same", same), ("cross", ~same))
-                 if np.any(mask)}
+    script = row_scripts(items)
+    source_script = script[items["is_source"]].groupby(items["q_id"]).first()
+    same = (script[pairs.index] == pairs["q_id"].map(source_script)).to_numpy()
+    by_script = {label: transfer_scores(pairs[mask], source, resamples, seed)
+                 for label, mask in (("same", same), ("cross", ~same)) if np.any(mask)}
     return SettingSummary(
         setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
         string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
@@ -129,9 +158,11 @@ def summarise_setting(items: pd.DataFrame) -> SettingSummary:
     )
 
 
-def summarise_eclektic(items: pd.DataFrame, judges: list[str] | None = None) -> EclekticSummary:
+def summarise_eclektic(items: pd.DataFrame, judges: list[str] | None = None, resamples: int = 10_000,
+                       seed: int = 0) -> EclekticSummary:
+    """Every setting's scores; ``resamples`` and ``seed`` drive the bootstrap over questions."""
     return EclekticSummary(
-        settings=[summarise_setting(group) for _, group in items.groupby("setting", sort=False)],
+        settings=[summarise_setting(group, resamples, seed) for _, group in items.groupby("setting", sort=False)],
         judges=judges or [],
     )
 
@@ -146,7 +177,8 @@ def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame,
     rows = load_eclektic(path, ColumnMap.parse(columns), predictions=True)
     items = pd.DataFrame([{
         "q_id": r.q_id, "source_language": r.source_language, "target_language": r.target_language,
-        "is_source": r.is_source, "setting": "rescored", "script": detect_script(r.question or r.answer),
+        "is_source": r.is_source, "setting": "rescored",
+        "script": language_script(r.target_language) or detect_script(r.question or r.answer),
         "answer": r.answer, "prediction": r.prediction,
         "recall": word_recall(r.answer, r.prediction or "", r.target_language, "normalized"),
         "recall_compat": word_recall(r.answer, r.prediction or "", r.target_language, "compat"),

@@ -5,19 +5,23 @@ scores; an error taxonomy with the most frequent wrong answers; run-to-run delta
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 import pandas as pd
 from pydantic import BaseModel
 
 from babelprobe.analysis.bootstrap import bootstrap_ci
-from babelprobe.metrics.owl import normalize
+from babelprobe.metrics.owl import is_honorific, normalize
 
 LENGTH_BUCKETS = ((0, 50, "0-50"), (50, 100, "50-100"), (100, 10**9, "100+"))
-PRONOUNS = {"he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
-            "el", "ella", "il", "elle", "er", "sie", "o", "он", "она", "они"}
-HONORIFICS = {"mr", "mrs", "ms", "miss", "sir", "lady", "lord", "madam", "madame", "monsieur", "mademoiselle",
-              "senor", "senora", "senorita", "don", "dona", "herr", "frau", "fraulein", "dr", "doctor", "captain"}
+# Written in their own script; looked up both as written (casefolded) and transliterated.
+PRONOUNS = frozenset({
+    "he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
+    "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
+    "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
+    "их", "я", "ты", "мы", "вы", "nó", "họ",
+})
 ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
                "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
 
@@ -33,6 +37,7 @@ class Cell(BaseModel):
     value: float  # accuracy (0-1) or mean chrF++ (0-100)
     ci_low: float
     ci_high: float
+    degenerate: bool = False  # all values equal (or n <= 1): the point interval is not a measured CI
 
 
 class TaskSummary(BaseModel):
@@ -71,9 +76,9 @@ def error_category(row: pd.Series) -> str:
         return "abstention"
     if "[mask]" in norm:
         return "[MASK] echoed"
-    if norm in PRONOUNS:
-        return "pronoun"
-    if norm.split() and norm.split()[0].rstrip(".") in HONORIFICS and len(norm.split()) == 1:
+    if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
+        return "pronoun"  # the transliteration of "он" is "on": look up the written form too
+    if len(name.split()) == 1 and is_honorific(name):
         return "honorific"
     if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
         return "multiple guesses"
@@ -84,7 +89,7 @@ def _cell(name: str, group: pd.DataFrame, column: str, n_resamples: int, seed: i
     scored = group[group["error"].isna()]
     ci = bootstrap_ci(scored[column].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
     return Cell(group=str(name), n=len(scored), errors=len(group) - len(scored), value=ci.mean,
-                ci_low=ci.low, ci_high=ci.high)
+                ci_low=ci.low, ci_high=ci.high, degenerate=ci.degenerate)
 
 
 def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> TaskSummary:

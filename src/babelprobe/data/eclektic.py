@@ -4,6 +4,9 @@ source-language row included (target == source).
 Files: JSONL/CSV/Parquet. Column names differ between the public release and derived sets, so
 they are mapped: ``ColumnMap`` defaults to the names of the official string-metric notebook
 (q_id, original_language, target_language, question, answer) plus context and title;
+``context`` is read per row: on the source row it is the source-language paragraph, on every other
+row the same paragraph translated into that row's target language (the release's ``<lang>_c``
+columns, ``content`` in long-format exports);
 ``ColumnMap.parse("source_language=original_lang,target_language=lang,context=content")`` maps
 others.
 """
@@ -56,6 +59,7 @@ class EclekticRow(BaseModel):
     question: str
     answer: str
     source_context: str = ""  # the source-language context paragraphs (from the source row)
+    target_context: str = ""  # this row's own context: the paragraphs in its target language (§3)
     source_title: str = ""  # the source-language article title (from the source row)
     prediction: str | None = None  # saved predictions being rescored
     source: str = ""  # file:row
@@ -71,12 +75,15 @@ def load_eclektic(
     need_context: bool = False,
     langs: list[str] | None = None,
     predictions: bool = False,
+    need_target_context: bool = False,
 ) -> list[EclekticRow]:
     """Load and validate; one DatasetError lists every problem (file, row, field).
 
     Every question needs its source-language row (it is what transfer is measured against), every
-    gold answer must be non-empty, and with ``need_context`` (open-book ablation, judge) the source
-    row must carry the context. ``langs`` keeps questions whose source and target are both listed.
+    gold answer must be non-empty, with ``need_context`` (cross-lingual open-book, Fig. 10) the
+    source row must carry the context, and with ``need_target_context`` (the judge, §3 and Fig. 9:
+    "the question and the translated context", in the target language) every kept row must carry
+    its own context. ``langs`` keeps questions whose source and target are both listed.
     With ``predictions`` (rescoring) the question may be absent and a prediction column is read.
     """
     columns = columns or ColumnMap()
@@ -106,6 +113,10 @@ def load_eclektic(
                                     f"duplicate question {key[0]!r} in {key[1]!r} (first at row {seen[key]})"))
         seen.setdefault(key, number)
         parsed.append((number, values))
+
+    def kept(v: dict[str, str]) -> bool:
+        return langs is None or (v["source_language"] in langs and v["target_language"] in langs)
+
     sources = {v["q_id"]: (n, v) for n, v in parsed if v["source_language"] == v["target_language"]}
     for number, v in parsed:
         if v["q_id"] and v["q_id"] not in sources:
@@ -115,17 +126,22 @@ def load_eclektic(
         for q_id, (number, v) in sources.items():
             if not v["context"].strip():
                 problems.append(Problem(file, number, columns.context,
-                                        f"source row of {q_id!r} has no context (needed for open-book and judge)"))
+                                        f"source row of {q_id!r} has no context (needed for open-book)"))
+    if need_target_context:
+        for number, v in parsed:
+            if kept(v) and not v["context"].strip():
+                problems.append(Problem(file, number, columns.context, f"no {v['target_language']!r} context for "
+                                        f"question {v['q_id']!r} (the judge reads the translated context, §3)"))
     if problems:
         raise DatasetError(problems)
     rows = []
     for number, v in parsed:
-        if langs is not None and not (v["source_language"] in langs and v["target_language"] in langs):
+        if not kept(v):
             continue
         src = sources[v["q_id"]][1]
         rows.append(EclekticRow(
             q_id=v["q_id"], source_language=v["source_language"], target_language=v["target_language"],
-            question=v["question"], answer=v["answer"], source_context=src["context"],
+            question=v["question"], answer=v["answer"], source_context=src["context"], target_context=v["context"],
             source_title=src["title"], source=f"{file}:{number}",
             prediction=v["prediction"] if predictions else None,
         ))

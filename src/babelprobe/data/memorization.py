@@ -4,7 +4,8 @@ Accepted layouts: the output directory of ``babelprobe corpus sample`` (one ``<l
 per language, columns ``text``, ``language``, ``source``), any directory of ``<lang>.jsonl`` /
 ``<lang>.parquet`` / ``<lang>.csv`` files with a ``text`` column, or one JSONL/CSV/Parquet file
 with ``text`` and ``language`` columns. Optional columns: ``id`` (else language + row number) and
-``source`` (else file:row).
+``source`` (where the text came from: the sampler's file:row or dataset/split/index, or a
+citation; kept as ``origin``). ``Sample.source`` is always this file's path and row.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class Sample(BaseModel):
     sample_id: str
     language: str
     text: str
-    source: str
+    source: str  # file:row of the sample file (manifest data_files)
+    origin: str = ""  # the row's own `source` column: where the text came from
 
 
 def _files(path: Path) -> list[tuple[Path, str | None]]:
@@ -69,13 +71,10 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
                 continue
             seen[sample_id] = f"{where}:{row_number}"
             samples.append(Sample(sample_id=sample_id, language=str(language).strip(), text=text,
-                                  source=str(row.get("source") or f"{where}:{row_number}")))
+                                  source=f"{where}:{row_number}", origin=str(row.get("source") or "")))
     if problems:
         raise DatasetError(problems)
     if langs:
-        unknown = sorted(set(langs) - {s.language for s in samples})
-        if unknown:
-            raise DatasetError([Problem(str(path), None, "language", f"no samples in {', '.join(unknown)}")])
         samples = [s for s in samples if s.language in langs]
     if limit is not None:
         kept = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel
 
 from babelprobe.models.base import (
     Fingerprint,
@@ -30,6 +30,11 @@ from babelprobe.models.base import (
     TokenizeResult,
 )
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
+
+# Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
+# what it answers (boundary rule, head gathering, generation settings). Bump it with any such
+# change; tests/test_fingerprint.py fails until the scoring code's pinned hash is updated too.
+BACKEND_REVISION = 1
 
 
 @dataclass
@@ -110,13 +115,48 @@ class TransformersBackend:
         if self.pad_id is None:
             self.pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.stats = ForwardStats()
-        # Gather hidden states before the LM head when the head is a plain linear layer (plus
-        # Gemma's soft-capping); other logit scalings go through the model's own forward.
-        config = model.config
-        plain = not any(getattr(config, n, None) not in (None, 1.0) for n in ("logit_scale", "logits_scaling"))
-        self._decoder = getattr(model, "model", None) if plain else None
-        self._head = model.get_output_embeddings() if plain else None
-        self._softcap = getattr(config, "final_logit_softcapping", None)
+        self._eos = self._eos_ids()
+        # Only the settings a request names are applied when generating: the checkpoint's own
+        # generation_config.json (repetition penalty, top-k, min length...) would change "greedy"
+        # answers and is replaced by one that keeps its special token ids only.
+        model.generation_config = GenerationConfig(
+            bos_token_id=model.generation_config.bos_token_id, eos_token_id=self._eos, pad_token_id=self.pad_id,
+        )
+        self._decoder, self._head, self._softcap = None, None, None
+        self.gathered_head = self._use_gathered_head()
+
+    def _use_gathered_head(self) -> bool:
+        """Gather hidden states before the LM head (plus final soft-capping, read from the text
+        config: multimodal wrappers keep it there) when that reproduces ``model(...).logits`` on a
+        short input; any other head scaling, or a decoder that cannot be called alone, falls back
+        to the model's own forward with ``logits_to_keep``."""
+        decoder = getattr(self.model, "model", None)
+        head = self.model.get_output_embeddings()
+        if decoder is None or head is None:
+            return False
+        self._decoder, self._head = decoder, head
+        self._softcap = getattr(self.model.config.get_text_config(), "final_logit_softcapping", None)
+        rows = [self.boundary.encode_text(t) for t in ("The capital of France is Paris.", "Kigali, Rwanda")]
+        ids, mask, positions = self._left_pad(rows)
+        real = mask.nonzero(as_tuple=True)
+        try:
+            with torch.inference_mode():
+                fast = self._logits_at(ids, mask, positions, *real).float()
+                full = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[real].float()
+            same = fast.shape == full.shape and bool((fast - full).abs().max() <= self._head_tolerance(full))
+        except Exception:  # a decoder or head that cannot be used on its own
+            same = False
+        if not same:
+            self._decoder, self._head, self._softcap = None, None, None
+        return same
+
+    def _head_tolerance(self, logits: torch.Tensor) -> float:
+        """Rounding of the head's matmul run on fewer rows: 1e-5 of the largest logit in float32
+        (at least 1e-4), 1% in half precision. A real head scaling changes logits by a factor."""
+        largest = float(logits.abs().max())
+        if self.model.dtype == torch.float32:
+            return max(1e-4, 1e-5 * largest)
+        return 1e-2 * max(1.0, largest)
 
     @classmethod
     def load(
@@ -134,7 +174,8 @@ class TransformersBackend:
         kwargs = {"revision": revision} if revision else {}
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
-        return cls(model, tokenizer, fingerprint_fn(device, str(torch_dtype).removeprefix("torch.")), max_length)
+        fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
+        return cls(model, tokenizer, fingerprint, max_length)
 
     @property
     def has_chat_template(self) -> bool:
@@ -284,14 +325,18 @@ class TransformersBackend:
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         results = []
+        special = len(self.boundary.prefix_ids)
         for i, r in enumerate(requests):
+            m = mask[i].unsqueeze(-1).float()
+            if r.pooling == "mean-text" and len(rows[i]) > special:
+                start = ids.shape[1] - len(rows[i])  # left padding: the row's first real column
+                m[start : start + special] = 0
             vectors = []
             for layer in r.layers:
                 h = out.hidden_states[layer][i].float()
                 if r.pooling == "last":
                     vectors.append(h[-1].tolist())
                 else:
-                    m = mask[i].unsqueeze(-1).to(h.dtype)
                     vectors.append(((h * m).sum(0) / m.sum()).tolist())
             results.append(HiddenStatesResult(vectors=vectors))
         return results
@@ -314,33 +359,32 @@ class TransformersBackend:
 
     @torch.inference_mode()
     def generate(self, requests: Sequence[Generate]) -> list[GenerateResult]:
-        """Batched generation; requests that differ in sampling settings are run as sub-batches."""
+        """Batched generation; requests that differ in settings run as sub-batches.
+
+        A sampled request (temperature > 0) runs alone with its own seed, so its answer depends
+        on the request only, as its cache key does. ``token_logprobs`` are the model's own
+        log-probabilities (log-softmax of the raw logits), not the temperature-scaled ones."""
         results: dict[int, GenerateResult] = {}
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop, r.repetition_penalty),
+            alone = i if r.temperature > 0 else None
+            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop, r.repetition_penalty, alone),
                               []).append(i)
-        for (max_tokens, temperature, seed, want_logprobs, stop, penalty), members in groups.items():
+        for (max_tokens, temperature, seed, want_logprobs, stop, penalty, _), members in groups.items():
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
             ids, mask, _ = self._left_pad(rows)
-            sampling = temperature > 0
+            config = self._generation_config(max_tokens, temperature, stop, want_logprobs, penalty)
             ctx = contextlib.nullcontext()
-            if sampling:
+            if config.do_sample:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
             with ctx:
-                if sampling:
+                if config.do_sample:
                     torch.manual_seed(seed)
                 out = self.model.generate(
-                    input_ids=ids, attention_mask=mask, max_new_tokens=max_tokens,
-                    do_sample=sampling, temperature=temperature if sampling else None,
-                    top_p=None, top_k=None, pad_token_id=self.pad_id,
-                    return_dict_in_generate=True, output_scores=want_logprobs,
-                    **({"repetition_penalty": penalty} if penalty is not None else {}),
-                    # a sequence that produced a stop string stops generating (the rest of the
-                    # batch goes on); the text is cut at the stop string below
-                    **({"stop_strings": list(stop), "tokenizer": self.tokenizer} if stop else {}),
+                    input_ids=ids, attention_mask=mask, generation_config=config,
+                    **({"tokenizer": self.tokenizer} if stop else {}),
                 )
             self.stats.forward_calls += 1
             self.stats.sequences += len(rows)
@@ -349,9 +393,9 @@ class TransformersBackend:
             if want_logprobs:
                 step_lps = torch.stack(
                     [torch.log_softmax(s.float(), -1).gather(-1, new[:, t : t + 1]).squeeze(-1)
-                     for t, s in enumerate(out.scores)], dim=1,
+                     for t, s in enumerate(out.logits)], dim=1,
                 )
-            eos = set(self._eos_ids())
+            eos = set(self._eos)
             for b, i in enumerate(members):
                 toks = new[b].tolist()
                 end = next((t for t, tok in enumerate(toks) if tok in eos), None)
@@ -364,6 +408,24 @@ class TransformersBackend:
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
+
+    def _generation_config(
+        self, max_tokens: int, temperature: float, stop: tuple[str, ...], want_logprobs: bool,
+        repetition_penalty: float | None = None,
+    ) -> GenerationConfig:
+        """Every setting that shapes the output, explicit: greedy, or plain sampling at the
+        request's temperature (no top-k/top-p truncation); no minimum length; no repetition
+        penalty unless the request asks for one (Generate.repetition_penalty).
+        A sequence that produced a stop string stops (the rest of the batch goes on); the text is
+        cut at the stop string by the caller."""
+        sampling = temperature > 0
+        return GenerationConfig(
+            max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1,
+            repetition_penalty=repetition_penalty or 1.0,
+            temperature=temperature if sampling else 1.0, top_k=0 if sampling else None, top_p=1.0,
+            eos_token_id=self._eos, pad_token_id=self.pad_id, stop_strings=list(stop) or None,
+            return_dict_in_generate=True, output_logits=want_logprobs,
+        )
 
     def _eos_ids(self) -> list[int]:
         eos = self.model.generation_config.eos_token_id

@@ -33,11 +33,16 @@ from babelprobe.models.base import (
 from babelprobe.models.hf import ForwardStats, resolve_device, resolve_dtype, tokenize_text
 
 
+# Goes into the fingerprint (as hf.BACKEND_REVISION does): bump when this code changes answers.
+BACKEND_REVISION = 1
+
+
 class Seq2SeqBackend:
     """Answers Tokenize, LogLikelihood and Generate with a transformers encoder-decoder."""
 
     is_encoder_decoder = True
     has_chat_template = False
+    supported_kinds = frozenset({"tokenize", "generate", "loglikelihood"})  # models/registry.py
 
     def __init__(self, model: PreTrainedModel, tokenizer, fingerprint: Fingerprint, max_length: int | None = None):
         if not tokenizer.is_fast:
@@ -60,7 +65,8 @@ class Seq2SeqBackend:
         kwargs = {"revision": revision} if revision else {}
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
-        return cls(model, tokenizer, fingerprint_fn(device, str(torch_dtype).removeprefix("torch.")), max_length)
+        fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
+        return cls(model, tokenizer, fingerprint, max_length)
 
     @property
     def parameters(self) -> int:

@@ -54,7 +54,6 @@ from babelprobe.metrics.memorization import (
     bleu,
     exact_match,
     exact_ratio,
-    log_likelihood_ratio,
     mean_logprob,
     min_k_prob,
     rm_units,
@@ -81,7 +80,8 @@ class MemorizationRecord(BaseModel):
     sample_id: str
     language: str
     script: str
-    source: str
+    source: str  # sample file:row
+    origin: str  # where the text came from (the sample file's `source` column)
     mode: Literal["suffix", "span"]
     prefix_tokens: int
     suffix_tokens: int
@@ -105,7 +105,7 @@ class MemorizationRecord(BaseModel):
     min_k: float | None = None
     zlib_ratio: float | None = None
     pm_greedy: bool | None = None  # every scored token is the model's argmax (greedy would reproduce it)
-    reference_pm: float | None = None
+    reference_pm: float | None = None  # filled by the --reference stage (families/memorization.py)
     reference_log_ratio: float | None = None
     control_text: str | None = None
     control_exact_match: bool | None = None
@@ -191,7 +191,7 @@ class _BaseProbe:
     def _record(self, sample: Sample, n: int, sample_tokens: int, status: str, **values) -> MemorizationRecord:
         return MemorizationRecord(
             sample_id=sample.sample_id, language=sample.language, script=detect_script(sample.text),
-            source=sample.source, mode=self.mode, prefix_tokens=n, suffix_tokens=self.suffix_tokens,
+            source=sample.source, origin=sample.origin, mode=self.mode, prefix_tokens=n, suffix_tokens=self.suffix_tokens,
             sample_tokens=sample_tokens, status=status, exact_ratio=exact_ratio(n, self.suffix_tokens), **values,
         )
 
@@ -261,8 +261,7 @@ class SuffixProbe(_BaseProbe):
         """The same (p, s) as texts, for a reference model with its own tokenizer."""
         return LogLikelihood(context=window.prefix_text, continuation=window.suffix_text)
 
-    def score(self, window: Window, control_ids: list[int], responses: list, reference: LogLikelihoodResult | None = None
-              ) -> MemorizationRecord:
+    def score(self, window: Window, control_ids: list[int], responses: list) -> MemorizationRecord:
         generation, likelihood, control = responses
         assert isinstance(generation, GenerateResult) and generation.token_ids is not None
         generated = list(generation.token_ids)
@@ -281,9 +280,6 @@ class SuffixProbe(_BaseProbe):
             **self._likelihood_scores(likelihood, None, suffix_text),
             **self._likelihood_scores(control, None, control_text, "control_"),
         )
-        if reference is not None:
-            values.update(reference_pm=reference.logprob,
-                          reference_log_ratio=log_likelihood_ratio(values["pm"], reference.logprob))
         return self._record(window.sample, window.prefix_tokens, window.sample_tokens, "scored", **values)
 
 

@@ -11,6 +11,7 @@ from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score
 from babelprobe.analysis.memorization import Correlation, MemorizationSummary, MetricPair
 from babelprobe.analysis.owl import Delta, OwlSummary
+from babelprobe.analysis.similarity import SimilaritySummary
 from babelprobe.store import Manifest
 
 
@@ -67,17 +68,20 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
 
 
 def _score(s: Score | None) -> str:
-    """'-' where undefined (no judge, or no source answer right so transfer has no denominator)."""
+    """Value [bootstrap-over-questions CI] ± notebook margin; '-' where undefined (no judge, or no
+    source answer right so transfer has no denominator); a CI with no spread is marked."""
     if s is None or math.isnan(s.value):
         return "-"
-    return f"{100 * s.value:.1f} ± {100 * s.margin:.1f}"
+    ci = "[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}"
 
 
 def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
                            console: Console | None = None) -> None:
     """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
     console = console or Console()
-    table = _titled("ECLeKTiC overall success and transfer score (%, 95% margin)", manifest)
+    table = _titled("ECLeKTiC overall success and transfer score "
+                    "(%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
     table.add_column("setting", no_wrap=True)
     for col in ("judge: overall", "transfer", "string: overall", "transfer"):
         table.add_column(col, justify="right")
@@ -138,6 +142,35 @@ def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
         k = 1.0 if d.task == "prefix" else 100.0
         table.add_row(f"{d.task} / {d.perturbation}", d.group, f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
     console.print(table)
+
+
+def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | None = None,
+                             console: Console | None = None) -> None:
+    """Final-layer similarity (rounded) and the typology correlation per layer."""
+    console = console or Console()
+    final = summary.layer()
+    table = _titled(f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the "
+                    "language-specific subspace)", manifest)
+    table.add_column("")
+    for lang in final.languages:
+        table.add_column(lang, justify="right")
+    for lang, row in zip(final.languages, final.matrix):
+        table.add_row(lang, *(f"{v:.2f}" for v in row))
+    console.print(table)
+    if summary.typology:
+        features = sorted({t.features for t in summary.typology})
+        typ = Table(title=f"Pearson r with {summary.typology_source} similarity over language pairs")
+        typ.add_column("layer")
+        for name in features:
+            typ.add_column(name, justify="right")
+        for layer in summary.layers:
+            cells = {t.features: t for t in summary.typology if t.layer == layer}
+            typ.add_row(str(layer), *("—" if cells[f].pearson_r is None else f"{cells[f].pearson_r:+.2f}"
+                                      for f in features))
+        console.print(typ)
+        unknown = {k: v for k, v in summary.typology_unknown_languages.items() if v}
+        if unknown:
+            console.print(f"not in {summary.typology_source}: {unknown}", soft_wrap=True)
 
 
 # memorization: (summary metric, scale for printing, unit); EM, BLEU and ROUGE-L in % as Table 4
