@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Sequence
 
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig, PreTrainedModel
 
 from babelprobe.models.base import (
     Fingerprint,
@@ -160,12 +160,15 @@ class Seq2SeqBackend:
             with ctx:
                 if sampling:
                     torch.manual_seed(seed)
-                out = self.model.generate(
-                    input_ids=ids, attention_mask=mask, max_new_tokens=max_tokens, do_sample=sampling,
-                    temperature=temperature if sampling else None, top_p=None, top_k=None,
-                    pad_token_id=self.pad_id, eos_token_id=self.eos_id,
-                    **({"repetition_penalty": penalty} if penalty is not None else {}),
+                # every setting explicit (as hf.py): a checkpoint's own generation_config (beams,
+                # penalties, minimum lengths) must not change what greedy decoding means here
+                config = GenerationConfig(
+                    max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1,
+                    repetition_penalty=penalty or 1.0, temperature=temperature if sampling else 1.0,
+                    top_k=0 if sampling else None, top_p=1.0, pad_token_id=self.pad_id, eos_token_id=self.eos_id,
+                    decoder_start_token_id=self.model.config.decoder_start_token_id,
                 )
+                out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
             self.stats.forward_calls += 1
             self.stats.sequences += len(rows)
             for b, i in enumerate(members):
