@@ -19,6 +19,7 @@ def _backend(engine: str, **declared):
 def test_schemes_dispatch_to_one_engine_each():
     assert backend_for_scheme("hf").engine == backend_for_scheme("gguf").engine == "transformers"
     assert backend_for_scheme("vllm").engine == "vllm" and backend_for_scheme("openai").engine == "openai-compatible"
+    assert backend_for_scheme("llamacpp").engine == "llama.cpp"
     with pytest.raises(ValueError, match="unknown model scheme 'llama'.*bundled, hf, gguf, vllm, openai"):
         load_backend("llama:x")
     with pytest.raises(ValueError, match="expected SCHEME:NAME"):
@@ -32,12 +33,13 @@ def test_capabilities_declared_or_from_the_registry():
     check_supported(narrowed, {"generate"}, "owl")
     with pytest.raises(UnsupportedKind, match=r"^cka full needs log-probabilities of continuations \(loglikelihood\): "
                                               r"the openai-compatible backend \(openai-compatible:x\) cannot serve it "
-                                              r"\(the server refuses echo\); use hf:, gguf: or vllm:$"):
+                                              r"\(the server refuses echo\); use hf:, gguf:, vllm: or llamacpp:$"):
         check_supported(narrowed, {"generate", "loglikelihood"}, "cka full")
 
 
 def test_models_command_lists_backends_and_kinds():
     result = CliRunner().invoke(app, ["models"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
-    for text in ("vllm:<hub id or local dir>[@revision]", "openai:<model>", "openai-compatible", "if the server can"):
+    for text in ("vllm:<hub id or local dir>[@revision]", "openai:<model>", "openai-compatible", "if the server can",
+                 "llamacpp:<gguf file>, llamacpp:bundled:<name>", "llama.cpp"):
         assert text in result.output

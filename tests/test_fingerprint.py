@@ -102,10 +102,11 @@ REQUEST_DEFINITIONS = (
     base.ChatMessage, base.Generate, base.LogLikelihood, base.NextToken, base.HiddenStates,
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
 )
-# (BACKEND_REVISION, sha256 of the scoring code) as of that revision. Token-id requests, Tokenize and
-# Generate.repetition_penalty (memorization) changed the code without changing any earlier request's
-# answer or key, so the revision stayed 1.
-PINNED = (1, "39e41e19d0f938508c11c92c44a7f82be95a8d4407936acb3a3b283e8a76076a")
+# (BACKEND_REVISION, sha256 of the scoring code) as of that revision
+# revision 1 still: models/tokenization.py was refactored into BoundaryRule (shared with llama.cpp), same ids;
+# token-id requests, Tokenize and Generate.repetition_penalty (memorization) changed the code without
+# changing any earlier request's answer or key
+PINNED = (1, "4f07841f6f97d4ad664d45ac4d6e02a61bb210278da92dff40cdba4e39d1c5d8")
 
 
 def scoring_code_hash() -> str:

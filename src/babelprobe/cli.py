@@ -334,6 +334,10 @@ def demo(
             console.rule(demo_run.title)
             code = max(code, _execute(family, demo_run.config))
     _graph_demo(out / "similarity", out / "memorization", out / "graph")
+    from babelprobe.report.html import write_demo_reports
+
+    for path in write_demo_reports(out):
+        console.print(f"html: {path}")
     raise typer.Exit(code)
 
 
@@ -359,15 +363,40 @@ def _graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None
 
 
 @app.command()
-def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
+def report(run_dir: Path = typer.Argument(..., help="a run directory"),
+           html: bool = typer.Option(False, "--html", help="write a self-contained HTML report instead"),
+           out: Optional[Path] = typer.Argument(None, help="with --html: the file (default RUN_DIR/report.html)")
+           ) -> None:
     """Rebuild and print a run's summary from its stored items (no model needed)."""
     from babelprobe.pipeline import read_run
+    from babelprobe.report.html import run_report
 
+    if out is not None and not html:
+        _fail(f"{out}: an output file goes with --html")
     try:
+        if html:
+            console.print(f"html: {run_report(run_dir, out)}")
+            return
         stored = read_run(run_dir)
     except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
+    except OSError as exc:
+        _unwritable(out or run_dir, exc)
     stored.family.print_summary(stored.summary, stored.manifest, console)
+
+
+@app.command()
+def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (any probes, any models)"),
+            html: Path = typer.Option(..., "--html", help="the HTML file to write")) -> None:
+    """A language profile page: per model, languages x probe metrics with CIs, from stored runs."""
+    from babelprobe.report.html import profile_report
+
+    try:
+        console.print(f"html: {profile_report(run_dirs, html)}")
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _unwritable(html, exc)
 
 
 @app.command()

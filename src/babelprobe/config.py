@@ -75,6 +75,11 @@ class RunOptions(BaseModel):
     concurrency: int = option(8, "openai: HTTP requests in flight", ge=1)
     request_timeout: float = option(120.0, "openai: seconds per HTTP request", gt=0)
     max_retries: int = option(5, "openai: retries per HTTP request (429/5xx/timeouts, with backoff)", ge=0)
+    # where batches run (executors.py); the response cache and the run directory stay with the driver
+    executor: Literal["local", "ray"] = option("local", "local (this process) or ray (model replicas on a Ray cluster)")
+    ray_address: str | None = option(None, "Ray cluster for --executor ray (default: $RAY_ADDRESS, else a local Ray)")
+    ray_replicas: int | None = option(None, "model replicas for --executor ray (default: one per GPU, else one per node)",
+                                      ge=1)
 
     _comma_lists = field_validator("langs", mode="before")(comma_list)
 

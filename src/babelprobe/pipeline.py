@@ -7,6 +7,7 @@ report`` on a run directory (``read_run``) gives the same tables."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from babelprobe import store
 from babelprobe.config import RunOptions
 from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.executors import Executor, RayExecutor
 from babelprobe.families import get_family
 from babelprobe.families.base import Family, Plan
 from babelprobe.models.base import Backend, Usage
@@ -113,6 +115,26 @@ def _cache(config: RunOptions) -> Iterator[ResponseCache | None]:
             cache.close()
 
 
+@contextmanager
+def executor_for(config: RunOptions, backend: Backend) -> Iterator[Executor | None]:
+    """None (the runner answers in this process) or Ray replicas of ``config.model`` (executors.py)."""
+    if config.executor == "local":
+        yield None
+        return
+    if importlib.util.find_spec("ray") is None:
+        raise RunError('--executor ray needs ray: pip install "babelprobe[ray]"')
+    executor = RayExecutor(config.model, config.load_options(), fingerprint_key=backend.fingerprint.key(),
+                           address=config.ray_address, replicas=config.ray_replicas)
+    try:
+        executor.__enter__()
+    except RuntimeError as exc:  # not enough room in the cluster, or replicas unlike the driver
+        raise RunError(str(exc)) from exc
+    try:
+        yield executor
+    finally:
+        executor.__exit__()
+
+
 def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress: bool = False) -> RunOutcome:
     """Run ``config.probe``'s family. ``backends`` maps model specs to loaded backends a caller
     wants reused (tests, notebooks); any other spec the run needs is loaded here."""
@@ -139,8 +161,8 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
         check_request_kinds(judge, stage.request_kinds, f"the {config.probe} {stage.name} stage")
 
     pairs = []
-    with _cache(config) as cache:
-        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
+    with _cache(config) as cache, executor_for(config, backend) as executor:
+        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress, executor=executor)
         for plan in plans:
             result = run_probe(plan.probe, plan.items, runner)
             pairs += list(zip(plan.items, result.records))

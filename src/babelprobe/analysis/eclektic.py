@@ -108,6 +108,31 @@ def language_matrices(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFram
     return out
 
 
+def pair_counts(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """How many pairs each cell of ``language_matrices`` averages (the diagonal: source questions)."""
+    out: dict[str, dict[str, int]] = {}
+    for (s_lang, t_lang), cell in pairs.groupby(["source_language", "target_language"]):
+        out.setdefault(str(s_lang), {})[str(t_lang)] = len(cell)
+    src_lang = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["source_language"]
+    for s_lang, scores in source.groupby(src_lang.reindex(source.index)):
+        out.setdefault(str(s_lang), {})[str(s_lang)] = len(scores)
+    return out
+
+
+def by_language(items: pd.DataFrame) -> dict[str, dict[str, TransferScores]]:
+    """Per language, the setting's scores over the pairs whose source is that language
+    ("as source") and over the pairs whose target is it ("as target"), with the same margins as
+    the overall scores (judge if judged, else the string metric). For the language profile."""
+    items = items.reset_index(drop=True)
+    judged = "judge_correct" in items and items["judge_correct"].notna().any()
+    pairs, source = pair_table(items, "judge_correct" if judged else "recall")
+    out: dict[str, dict[str, TransferScores]] = {}
+    for role, column in (("as source", "source_language"), ("as target", "target_language")):
+        for lang, group in pairs.groupby(column):
+            out.setdefault(str(lang), {})[role] = transfer_scores(group, source)
+    return out
+
+
 class SettingSummary(BaseModel):
     setting: str
     items: int
@@ -117,6 +142,7 @@ class SettingSummary(BaseModel):
     judge: TransferScores | None
     same_script: dict[str, TransferScores]  # "same" / "cross" -> scores (judge if judged, else string)
     matrices: dict[str, dict[str, dict[str, dict[str, float]]]]  # metric -> overall/transfer -> s -> t
+    pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
 
 
 class EclekticSummary(BaseModel):
@@ -154,7 +180,7 @@ def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 
     return SettingSummary(
         setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
         string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
-        same_script=by_script, matrices=matrices,
+        same_script=by_script, matrices=matrices, pair_counts=pair_counts(pairs, source, items),
     )
 
 

@@ -51,6 +51,7 @@ class TaskSummary(BaseModel):
     by_book: list[Cell]
     by_length: list[Cell]
     book_language: dict[str, dict[str, float]]  # book -> language -> value
+    book_language_n: dict[str, dict[str, int]] = {}  # book -> language -> scored items
     errors_taxonomy: dict[str, int] = {}
     frequent_wrong: dict[str, list[tuple[str, int]]] = {}  # language -> [(answer, count)]
     overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
@@ -108,6 +109,8 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
         by_language=cells("language"), by_group=cells("language_group"), by_book=cells("book_id"),
         by_length=[c for label in ("0-50", "50-100", "100+") for c in cells("length") if c.group == label],
         book_language=matrix,
+        book_language_n={str(b): {str(lang): len(g) for lang, g in bg.groupby("language")}
+                         for b, bg in scored.groupby("book_id")},
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]

@@ -9,6 +9,7 @@ name in ``families/__init__.py``. The pipeline drives every family the same way:
     summarise(stored items, config)           from items.parquet only
     write_outputs(summary, config)            files other commands read (optional)
     print_summary / figures / compare         report and plots from the summary
+    html_sections / profile_metrics (optional) the HTML run report and the language profile
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from babelprobe.models.base import Backend
+    from babelprobe.report.sections import ProfileMetric, Section
     from babelprobe.runner import Probe, Runner
     from babelprobe.store import Manifest
 
@@ -125,6 +127,16 @@ class Family(Generic[Config]):
     def manifest_fields(self, config: Config) -> dict[str, Any]:
         """Extra manifest fields (e.g. OWL's length tokenizer)."""
         return {}
+
+    def html_sections(self, summary: BaseModel, items: pd.DataFrame, manifest: Manifest) -> list[Section]:
+        """The family's part of ``babelprobe report RUN --html``: tables, figures, the items
+        (report/sections.py records; the page escapes all their text)."""
+        return []
+
+    def profile_metrics(self, summary: BaseModel, items: pd.DataFrame) -> list[ProfileMetric]:
+        """Per-language values of the family's metrics for ``babelprobe profile`` (none: the
+        family adds no columns)."""
+        return []
 
     def compare(self, a: BaseModel, b: BaseModel, console: Console) -> None:
         """``babelprobe compare A B``: print B - A of two summaries (only where ``comparable``)."""

@@ -39,6 +39,16 @@ class CKAFamily(Family[CKAConfig]):
 
         print_cka_summary(summary, manifest, console)
 
+    def html_sections(self, summary, items, manifest):
+        from babelprobe.report.family_sections import cka_sections
+
+        return cka_sections(summary, items)
+
+    def profile_metrics(self, summary, items):
+        from babelprobe.report.family_sections import cka_profile
+
+        return cka_profile(summary)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun(f"cka, {mode} mode", CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
                                                        device=device, overwrite=True))

@@ -81,6 +81,16 @@ class EclekticFamily(Family[EclekticConfig]):
 
         return eclektic_figures(summary, out)
 
+    def html_sections(self, summary, items, manifest):
+        from babelprobe.report.family_sections import eclektic_sections
+
+        return eclektic_sections(summary, items)
+
+    def profile_metrics(self, summary, items):
+        from babelprobe.report.family_sections import eclektic_profile
+
+        return eclektic_profile(summary, items)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
                                 judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)

@@ -76,6 +76,16 @@ class OwlFamily(Family[OwlConfig]):
 
         print_deltas(compare_owl(a, b), console)
 
+    def html_sections(self, summary, items, manifest):
+        from babelprobe.report.family_sections import owl_sections
+
+        return owl_sections(summary, items)
+
+    def profile_metrics(self, summary, items):
+        from babelprobe.report.family_sections import owl_profile
+
+        return owl_profile(summary)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun("owl: direct probing, name cloze, prefix probing",
                         OwlConfig(model=model, data=DEMO_OWL, out=out / "owl", device=device, overwrite=True))]

@@ -72,6 +72,14 @@ BACKENDS: tuple[BackendInfo, ...] = (
         condition="(only on a server that returns prompt log-probs: vLLM's, llama-cpp-python's)",
         extra="openai", requires="httpx",
     ),
+    BackendInfo(
+        engine="llama.cpp", schemes=("llamacpp",), module="llamacpp_backend",
+        kinds=frozenset({"generate", "loglikelihood", "next_token"}),
+        spec_help="llamacpp:<gguf file>, llamacpp:bundled:<name>",
+        description="llama.cpp in-process (llama-cpp-python) on the quantised GGUF weights as they are; "
+                    "log-probs from the evaluated logits",
+        extra="llamacpp", requires="llama_cpp",
+    ),
 )
 
 

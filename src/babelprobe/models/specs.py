@@ -260,7 +260,7 @@ def resolve(spec: str) -> ResolvedModel:
         # outlives the weights, tokenizer or config that produced it.
         sha = _hub_commit(spec, hub_id, revision or "main")
         return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{sha}", None, sha)
-    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai)")
+    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai, llamacpp)")
 
 
 def split_revision(name: str) -> tuple[str, str | None]:

@@ -12,6 +12,7 @@ from babelprobe.analysis.eclektic import EclekticSummary, Score
 from babelprobe.analysis.memorization import Correlation, MemorizationSummary, MetricPair
 from babelprobe.analysis.owl import Delta, OwlSummary
 from babelprobe.analysis.similarity import SimilaritySummary
+from babelprobe.report.relations import relation_label
 from babelprobe.store import Manifest
 
 
@@ -57,6 +58,7 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
                       + ", ".join(f"{s}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
     if summary.relations and relations:
         top = sorted(summary.relations, key=lambda r: -r.n)[:relations]
+        top = [r.model_copy(update={"group": relation_label(r.group)}) for r in top]
         console.print(_accuracy_table(f"accuracy by relation (top {len(top)} by count)", top, "relation", script=False))
     if manifest is not None:
         r = manifest.requests
@@ -90,8 +92,9 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
                       _score(s.string.overall), _score(s.string.transfer))
     console.print(table)
     for s in summary.settings:
-        parts = [f"{label}-script: overall {_score(t.overall)}, transfer {_score(t.transfer)} ({t.overall.n} pairs)"
-                 for label, t in s.same_script.items()]
+        metric = "judge" if s.judge else "string metric"
+        parts = [f"{label}-script ({metric}): overall {_score(t.overall)}, transfer {_score(t.transfer)} "
+                 f"({t.overall.n} pairs)" for label, t in s.same_script.items()]
         console.print(f"{s.setting}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
                       f"{_score(s.string_compat.overall)}, transfer {_score(s.string_compat.transfer)}; "
                       + "; ".join(parts), soft_wrap=True)
