@@ -13,14 +13,15 @@ from typer.testing import CliRunner
 from babelprobe import store
 from babelprobe.analysis.cka import summarise_cka
 from babelprobe.cli import DEMO_CKA, DEMO_ECLEKTIC, DEMO_OWL, app
+from babelprobe.config import DEMO_MEMORIZATION
 from babelprobe.config import CKAConfig
 from babelprobe.data.cka import load_cka_facts
 from babelprobe.models.base import Fingerprint, LogLikelihoodResult
 from babelprobe.probes.cka import CKAProbe
 
 cli = CliRunner()
-DEMOS = {"cka": DEMO_CKA, "owl": DEMO_OWL, "eclektic": DEMO_ECLEKTIC}
-NOUNS = {"cka": "facts", "owl": "passages", "eclektic": "questions"}
+DEMOS = {"cka": DEMO_CKA, "owl": DEMO_OWL, "eclektic": DEMO_ECLEKTIC, "memorization": DEMO_MEMORIZATION}
+NOUNS = {"cka": "facts", "owl": "passages", "eclektic": "questions", "memorization": "samples"}
 
 
 def refused(args: list[str], *expected: str) -> str:
@@ -46,7 +47,7 @@ def test_missing_hf_directory_is_one_line(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "memorization"])
 def test_unwritable_out(tmp_path, probe):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -69,7 +70,7 @@ def test_unwritable_out_of_convert_and_rescore(tmp_path):
 
 # ---------------------------------------------------------------- data files
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "memorization"])
 def test_missing_file(tmp_path, probe):
     missing = tmp_path / "nope.jsonl"
     refused(["validate", str(missing), "--probe", probe], str(missing), "no such file")
@@ -77,7 +78,7 @@ def test_missing_file(tmp_path, probe):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "memorization"])
 def test_non_utf8_and_binary_files_are_named(tmp_path, probe):
     latin1 = tmp_path / "en.jsonl"
     latin1.write_bytes(b'{"dataset_id": "a"}\n{"stem": "Caf\xe9"}\n')
@@ -91,14 +92,14 @@ def test_non_utf8_and_binary_files_are_named(tmp_path, probe):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "memorization"])
 def test_wrong_file_type(tmp_path, probe):
     text_file = tmp_path / "en.txt"
     text_file.write_text("hello")
     refused(["validate", str(text_file), "--probe", probe], "unsupported file type '.txt'")
 
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "memorization"])
 def test_empty_dataset_is_an_error_for_every_probe(tmp_path, probe):
     empty = tmp_path / "en.jsonl"
     empty.write_text("\n")
@@ -107,7 +108,7 @@ def test_empty_dataset_is_an_error_for_every_probe(tmp_path, probe):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("probe", ["owl", "eclektic"])
+@pytest.mark.parametrize("probe", ["owl", "eclektic", "memorization"])
 def test_dataset_emptied_by_langs(tmp_path, probe):
     refused(["validate", str(DEMOS[probe]), "--probe", probe, "--langs", "xx"], str(DEMOS[probe]),
             f"no {NOUNS[probe]} left after --langs xx")
@@ -143,6 +144,10 @@ def test_owl_tasks_that_need_names_on_passages_without(tmp_path):
     ("owl", ["--perturbations", "reversed"], "--perturbations: Input should be 'none', 'shuffled'"),
     ("owl", ["--shots", "2"], "--shots: Input should be 0 or 1"),
     ("owl", ["--batch-size", "0"], "--batch-size: Input should be greater than or equal to 1"),
+    ("memorization", ["--rm-units", "chars"], "--rm-units: Input should be 'tokens' or 'words' (got 'chars')"),
+    ("memorization", ["--prefix-tokens", "0,35"], "--prefix-tokens: Value error, prompt lengths must be positive"),
+    ("memorization", ["--prefix-tokens", "a"], "--prefix-tokens: Input should be a valid integer"),
+    ("memorization", ["--noise-density", "1.5"], "--noise-density: Input should be less than 1"),
 ])
 def test_bad_flag_values(tmp_path, probe, args, expected):
     refused(run_args(probe, tmp_path, *args), expected)
@@ -155,7 +160,7 @@ def test_perturbation_that_applies_to_no_task(tmp_path):
 
 
 def test_validate_flags():
-    refused(["validate", str(DEMO_CKA), "--probe", "foo"], "unknown probe 'foo' (available: cka, owl, eclektic, similarity")
+    refused(["validate", str(DEMO_CKA), "--probe", "foo"], "unknown probe 'foo' (available: cka, owl, eclektic, memorization, similarity)")
     refused(["validate", str(DEMO_CKA), "--probe", "cka", "--columns", "q_id=id"], "--columns applies to eclektic")
 
 
@@ -202,7 +207,7 @@ def test_report_refuses_what_is_not_a_finished_run(tmp_path):
 
 def test_report_refuses_a_run_of_an_unknown_probe(tmp_path):
     run = hand_made_run(tmp_path / "run", probe="shared-path-v0")
-    text = refused(["report", str(run)], "a run of unknown probe 'shared-path-v0' (available: cka, owl, eclektic, similarity")
+    text = refused(["report", str(run)], "a run of unknown probe 'shared-path-v0' (available: cka, owl, eclektic, memorization, similarity)")
     assert "CKA" not in text  # never summarised as CKA
     refused(["compare", str(run), str(run)], "unknown probe 'shared-path-v0'")
 

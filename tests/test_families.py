@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, SimilarityConfig
+from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig, SimilarityConfig
 from babelprobe.families import family_names, get_family
 from babelprobe.pipeline import read_run, run
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 cli = CliRunner()
 JUDGE = "bundled:smollm2-135m-instruct"
 TITLES = {"cka": "CKA (first-token)", "owl": "OWL literary recall", "eclektic": "ECLeKTiC overall success",
-          "similarity": "language similarity, layer"}
+          "similarity": "language similarity, layer", "memorization": "memorization by prompt length"}
 
 
 def tiny_config(probe: str, tmp):
@@ -24,6 +24,9 @@ def tiny_config(probe: str, tmp):
         return CKAConfig(langs=["en", "ru"], limit=4, bootstrap_resamples=500, **common)
     if probe == "owl":
         return OwlConfig(limit=1, max_tokens=8, prefix_max_tokens=8, bootstrap_resamples=500, figures=False, **common)
+    if probe == "memorization":
+        return MemorizationConfig(langs=["en", "zh"], limit=1, prefix_tokens=[20], suffix_tokens=5,
+                                  bootstrap_resamples=500, **common)
     if probe == "similarity":
         return SimilarityConfig(langs=["en", "de", "ru"], limit=2, layers=[0, -1], typology="none", figures=False,
                                 **common)
@@ -39,14 +42,14 @@ def runs(tmp_path_factory, gemma, smollm2):
 
 
 def test_every_family_is_registered_under_its_name():
-    assert family_names() == ["cka", "owl", "eclektic", "similarity"]
+    assert family_names() == ["cka", "owl", "eclektic", "memorization", "similarity"]
     for name in family_names():
         family = get_family(name)
         assert family.name == name and family.config.model_fields["probe"].default == name
         assert all(d.path.is_file() for d in family.datasets) and family.datasets
 
 
-@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "similarity"])
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "memorization", "similarity"])
 def test_report_reproduces_summary_json(runs, probe):
     out = runs[probe]
     stored = read_run(out)

@@ -103,8 +103,11 @@ REQUEST_DEFINITIONS = (
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
 )
 # (BACKEND_REVISION, sha256 of the scoring code) as of that revision
-# revision 1 still: models/tokenization.py was refactored into BoundaryRule (shared with llama.cpp), same ids
-PINNED = (2, "8e3090f6c441e1a3f310ff9bac541b6161327b0fb0493ecfb226c3720bb5eb54")
+# revision 1: models/tokenization.py was refactored into BoundaryRule (shared with llama.cpp), same ids;
+# token-id requests, Tokenize and Generate.repetition_penalty (memorization) changed the code without
+# changing any earlier request's answer or key.
+# revision 2: continuations sharing a context are scored from one copy of it (tree rows, 4D mask)
+PINNED = (2, "205101791fb4434ee44f544a5f455c0c025d67ad7ec93b9b0cf5a1012193e71b")
 
 
 def scoring_code_hash() -> str:

@@ -47,12 +47,19 @@ def _sort_key(request: Request) -> tuple:
     tokenizer), and requests sharing a context adjacent, so that the backend can answer them
     from one row (the candidates of one stem land in one batch)."""
     if request.kind == "loglikelihood":
-        return (-len(request.context), request.context, -len(request.continuation), request.continuation)
+        if request.uses_ids:
+            # token-id requests sort by their token sequence: one sample's nested windows (the
+            # same start, growing prefixes) land side by side and are read off one row
+            return (1, request.context_ids + request.continuation_ids)
+        return (0, -len(request.context), request.context, -len(request.continuation), request.continuation)
     if request.kind == "next_token":
         return (-len(request.context), request.context, request.candidates)
-    if request.kind == "hidden_states":
+    if request.kind in ("hidden_states", "tokenize"):
         return (-len(request.text), request.model_dump_json())
-    size = sum(len(m.content) for m in request.messages) if request.messages else len(request.prompt or "")
+    if request.prompt_ids is not None:
+        size = len(request.prompt_ids)
+    else:
+        size = sum(len(m.content) for m in request.messages) if request.messages else len(request.prompt or "")
     return (-size, request.model_dump_json())
 
 

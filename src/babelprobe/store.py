@@ -72,9 +72,19 @@ def git_revision() -> str | None:
         return None
 
 
+def new_manifest_time() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def file_stamp(path: Path) -> dict[str, Any]:
+    """Size and modification time of an input (corpora are too large to hash on every run)."""
+    stat = Path(path).stat()
+    return {"bytes": stat.st_size, "modified": datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat()}
+
+
 def new_manifest(**fields: Any) -> Manifest:
     return Manifest(
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
+        created=new_manifest_time(), command=sys.argv,
         versions=package_versions(), git_revision=git_revision(),
         platform=f"{platform.platform()} / {platform.machine()}", **fields,
     )

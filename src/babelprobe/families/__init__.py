@@ -15,6 +15,7 @@ FAMILIES: dict[str, str] = {
     "cka": "babelprobe.families.cka:family",
     "owl": "babelprobe.families.owl:family",
     "eclektic": "babelprobe.families.eclektic:family",
+    "memorization": "babelprobe.families.memorization:family",
     "similarity": "babelprobe.families.similarity:family",
 }
 

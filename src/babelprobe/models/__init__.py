@@ -23,10 +23,16 @@ def load_backend(
         resolve(spec)  # raises, naming the expected form
     info = backend_for_scheme(scheme)
     if info.engine == "transformers":
+        from transformers import AutoConfig
+
         from babelprobe.models.hf import TransformersBackend
+        from babelprobe.models.seq2seq import Seq2SeqBackend
 
         resolved = resolve(spec)
-        return TransformersBackend.load(
+        # encoder-decoder configurations (T5/mT5: Shared Path §3.2) get the seq2seq backend
+        config = AutoConfig.from_pretrained(resolved.path, **({"revision": resolved.revision} if resolved.revision else {}))
+        backend_class = Seq2SeqBackend if getattr(config, "is_encoder_decoder", False) else TransformersBackend
+        return backend_class.load(
             resolved.path, resolved.fingerprint, device=options.device, dtype=options.dtype,
             max_length=options.max_length, revision=resolved.revision,
         )

@@ -1,21 +1,30 @@
-"""The whole backend contract: four typed request kinds, their responses, and the Backend protocol.
+"""The whole backend contract: five typed request kinds, their responses, and the Backend protocol.
 
 A backend answers requests in batches and knows nothing of probes; a probe builds requests and
 never calls a backend. Requests are frozen pydantic models, so identical requests hash equal and
 the runner can de-duplicate and cache them (``request_key``).
+
+Token-id forms (``Generate.prompt_ids``, ``LogLikelihood.context_ids/continuation_ids``) let a
+probe split a text in the model's own tokens (Shared Path §3: prefix and suffix are counted in
+tokens) after asking for them with ``Tokenize``. Ids are the text's tokens without special tokens;
+the backend wraps them exactly as its tokenizer wraps a text (BOS in front for Gemma, EOS after an
+encoder input for T5). Fields added after a kind was first cached are listed in ``_OMIT_IF_NONE``
+and left out of the request key while unset, so every key computed before stays valid.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal, Protocol, Sequence, Union
+from typing import ClassVar, Literal, Protocol, Sequence, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    # fields added later: left out of the request key while None (request_key)
+    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
 
 
 class ChatMessage(_Frozen):
@@ -24,8 +33,13 @@ class ChatMessage(_Frozen):
 
 
 class Generate(_Frozen):
-    """Generate text from a plain prompt or from chat messages (the model's chat template)."""
+    """Generate text from a plain prompt, chat messages (the model's chat template) or token ids.
 
+    Generation ends at the model's end-of-sequence token or after ``max_tokens`` new tokens.
+    ``repetition_penalty`` (None: off) is transformers' CTRL-style penalty on every token already
+    in the sequence, prompt included (the Shared Path authors' generation used 1.2)."""
+
+    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"prompt_ids", "repetition_penalty"})
     kind: Literal["generate"] = "generate"
     prompt: str | None = None
     messages: tuple[ChatMessage, ...] | None = None
@@ -34,14 +48,43 @@ class Generate(_Frozen):
     temperature: float = 0.0
     seed: int = 0
     logprobs: bool = False
+    prompt_ids: tuple[int, ...] | None = None
+    repetition_penalty: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> "Generate":
+        given = sum(x is not None for x in (self.prompt, self.messages, self.prompt_ids))
+        if self.prompt_ids is not None and given > 1:
+            raise ValueError("Generate takes prompt_ids alone, not with a prompt or messages")
+        return self
 
 
 class LogLikelihood(_Frozen):
-    """Log-probability of ``continuation`` given ``context`` (the boundary rule: tokenization.py)."""
+    """Log-probability of ``continuation`` given ``context``: as texts (the boundary rule:
+    tokenization.py) or as token ids (exactly one of the two forms)."""
 
+    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"context_ids", "continuation_ids"})
     kind: Literal["loglikelihood"] = "loglikelihood"
-    context: str
-    continuation: str
+    context: str | None = None
+    continuation: str | None = None
+    context_ids: tuple[int, ...] | None = None
+    continuation_ids: tuple[int, ...] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "LogLikelihood":
+        text = self.context is not None and self.continuation is not None
+        ids = self.context_ids is not None and self.continuation_ids is not None
+        partial = any(x is not None for x in (self.context, self.continuation)) and not text
+        partial |= any(x is not None for x in (self.context_ids, self.continuation_ids)) and not ids
+        if text == ids or partial:
+            raise ValueError("LogLikelihood needs context and continuation either as texts or as token ids")
+        if ids and not self.continuation_ids:
+            raise ValueError("empty continuation_ids: nothing to score")
+        return self
+
+    @property
+    def uses_ids(self) -> bool:
+        return self.context_ids is not None
 
 
 class NextToken(_Frozen):
@@ -70,13 +113,23 @@ class HiddenStates(_Frozen):
     pooling: Literal["mean", "mean-text", "last"] = "mean"
 
 
-Request = Union[Generate, LogLikelihood, NextToken, HiddenStates]
+class Tokenize(_Frozen):
+    """The model's token ids of a text, without special tokens, with character offsets."""
+
+    kind: Literal["tokenize"] = "tokenize"
+    text: str
+
+
+Request = Union[Generate, LogLikelihood, NextToken, HiddenStates, Tokenize]
 
 
 class GenerateResult(BaseModel):
     text: str
     token_logprobs: list[float] | None = None
     finish_reason: Literal["stop", "length"] = "stop"
+    # the new token ids up to (not including) the end-of-sequence token; stop strings cut only
+    # ``text``. None in responses cached before the field existed.
+    token_ids: list[int] | None = None
 
 
 class LogLikelihoodResult(BaseModel):
@@ -96,7 +149,12 @@ class HiddenStatesResult(BaseModel):
     vectors: list[list[float]]
 
 
-Response = Union[GenerateResult, LogLikelihoodResult, NextTokenResult, HiddenStatesResult]
+class TokenizeResult(BaseModel):
+    token_ids: list[int]
+    offsets: list[tuple[int, int]]  # (start, end) character span of each token in the text
+
+
+Response = Union[GenerateResult, LogLikelihoodResult, NextTokenResult, HiddenStatesResult, TokenizeResult]
 
 
 class RequestFailure(BaseModel):
@@ -115,17 +173,21 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     retries: int = 0
 
+
 RESPONSE_TYPES: dict[str, type[BaseModel]] = {
     "generate": GenerateResult,
     "loglikelihood": LogLikelihoodResult,
     "next_token": NextTokenResult,
     "hidden_states": HiddenStatesResult,
+    "tokenize": TokenizeResult,
 }
 
 
 def request_key(request: Request) -> str:
-    """Stable content hash of a request: equal requests, equal keys, across processes."""
-    return hashlib.sha256(request.model_dump_json().encode("utf-8")).hexdigest()
+    """Stable content hash of a request: equal requests, equal keys, across processes. Fields
+    added to a kind later are left out while unset, so older keys (and caches) stay valid."""
+    omit = {name for name in request._OMIT_IF_NONE if getattr(request, name) is None}
+    return hashlib.sha256(request.model_dump_json(exclude=omit or None).encode("utf-8")).hexdigest()
 
 
 class Fingerprint(BaseModel):
@@ -171,6 +233,8 @@ class Backend(Protocol):
 
     def hidden_states(self, requests: Sequence[HiddenStates]) -> list[HiddenStatesResult]: ...
 
+    def tokenize(self, requests: Sequence[Tokenize]) -> list[TokenizeResult]: ...
+
 
 def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Response | RequestFailure]:
     """Dispatch one batch of same-kind requests to the backend method for that kind."""
@@ -179,6 +243,7 @@ def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Res
         "loglikelihood": backend.loglikelihood,
         "next_token": backend.next_token,
         "hidden_states": backend.hidden_states,
+        "tokenize": backend.tokenize,
     }[kind]
     results = method(list(requests))
     if len(results) != len(requests):

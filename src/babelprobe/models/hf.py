@@ -28,8 +28,10 @@ from babelprobe.models.base import (
     LogLikelihoodResult,
     NextToken,
     NextTokenResult,
+    Tokenize,
+    TokenizeResult,
 )
-from babelprobe.models.tokenization import BoundaryTokenizer
+from babelprobe.models.tokenization import BoundaryTokenizer, Split
 
 # Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
 # what it answers (boundary rule, head gathering, generation settings). Bump it with any such
@@ -407,7 +409,7 @@ class TransformersBackend:
         """Requests that share a context (the same context token ids: a straddling continuation
         has a shorter one) are scored from one copy of it: their continuations hang below it in
         one tree row (``pack_shared_contexts``); the last continuation token is never an input."""
-        splits = [self.boundary.split(r.context, r.continuation) for r in requests]
+        splits = [self._split(r) for r in requests]
         sequences = [(s.context_ids, s.continuation_ids[:-1]) for s in splits]
         for context, extension in sequences:
             self._check_length(context + extension)
@@ -435,6 +437,15 @@ class TransformersBackend:
                 )
             )
         return results
+
+    def _split(self, r: LogLikelihood) -> Split:
+        if r.uses_ids:
+            return self.boundary.split_ids(r.context_ids, r.continuation_ids)
+        return self.boundary.split(r.context, r.continuation)
+
+    def tokenize(self, requests: Sequence[Tokenize]) -> list[TokenizeResult]:
+        """The tokenizer's ids and character offsets of each text, without special tokens."""
+        return [tokenize_text(self.tokenizer, r.text) for r in requests]
 
     def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult]:
         """Every candidate of every request in the batch is read off one forward over the unique
@@ -503,6 +514,8 @@ class TransformersBackend:
         return results
 
     def _prompt_ids(self, r: Generate) -> list[int]:
+        if r.prompt_ids is not None:
+            return list(self.boundary.with_prefix(r.prompt_ids))
         if r.messages is not None:
             if not self.has_chat_template:
                 raise ValueError(f"{self.fingerprint.spec} has no chat template; send a plain prompt")
@@ -527,13 +540,14 @@ class TransformersBackend:
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
             alone = i if r.temperature > 0 else None
-            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop, alone), []).append(i)
-        for (max_tokens, temperature, seed, want_logprobs, stop, _), members in groups.items():
+            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop, r.repetition_penalty, alone),
+                              []).append(i)
+        for (max_tokens, temperature, seed, want_logprobs, stop, penalty, _), members in groups.items():
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
             ids, mask, _ = self._left_pad(rows)
-            config = self._generation_config(max_tokens, temperature, stop, want_logprobs)
+            config = self._generation_config(max_tokens, temperature, stop, want_logprobs, penalty)
             ctx = contextlib.nullcontext()
             if config.do_sample:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
@@ -564,19 +578,22 @@ class TransformersBackend:
                 if cut:
                     text, finish = text[: min(cut)], "stop"
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
-                results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish)
+                results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
 
     def _generation_config(
-        self, max_tokens: int, temperature: float, stop: tuple[str, ...], want_logprobs: bool
+        self, max_tokens: int, temperature: float, stop: tuple[str, ...], want_logprobs: bool,
+        repetition_penalty: float | None = None,
     ) -> GenerationConfig:
         """Every setting that shapes the output, explicit: greedy, or plain sampling at the
-        request's temperature (no top-k/top-p truncation); no penalties, no minimum length.
+        request's temperature (no top-k/top-p truncation); no minimum length; no repetition
+        penalty unless the request asks for one (Generate.repetition_penalty).
         A sequence that produced a stop string stops (the rest of the batch goes on); the text is
         cut at the stop string by the caller."""
         sampling = temperature > 0
         return GenerationConfig(
-            max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1, repetition_penalty=1.0,
+            max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1,
+            repetition_penalty=repetition_penalty or 1.0,
             temperature=temperature if sampling else 1.0, top_k=0 if sampling else None, top_p=1.0,
             eos_token_id=self._eos, pad_token_id=self.pad_id, stop_strings=list(stop) or None,
             return_dict_in_generate=True, output_logits=want_logprobs,
@@ -587,3 +604,9 @@ class TransformersBackend:
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])
+
+
+def tokenize_text(tokenizer, text: str) -> TokenizeResult:
+    """Ids without special tokens and (start, end) character offsets (a fast tokenizer's)."""
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    return TokenizeResult(token_ids=list(enc.input_ids), offsets=[tuple(o) for o in enc.offset_mapping])

@@ -17,7 +17,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Iterable
 
-ALL_KINDS = frozenset({"generate", "loglikelihood", "next_token", "hidden_states"})
+ALL_KINDS = frozenset({"generate", "loglikelihood", "next_token", "hidden_states", "tokenize"})
 
 # What a probe needs a kind for, in a user's words (used in error messages).
 KIND_NEEDS = {
@@ -25,6 +25,7 @@ KIND_NEEDS = {
     "loglikelihood": "log-probabilities of continuations (loglikelihood)",
     "next_token": "log-probabilities of candidate first tokens (next_token)",
     "hidden_states": "per-layer hidden states (hidden_states)",
+    "tokenize": "the model's token ids of a text (tokenize)",
 }
 
 

