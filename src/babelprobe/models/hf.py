@@ -231,6 +231,7 @@ class TransformersBackend:
         )
         self._decoder, self._head, self._softcap = None, None, None
         self.gathered_head = self._use_gathered_head()
+        self.tree_rows = self._tree_rows_agree()
 
     def _use_gathered_head(self) -> bool:
         """Gather hidden states before the LM head (plus final soft-capping, read from the text
@@ -256,6 +257,29 @@ class TransformersBackend:
         if not same:
             self._decoder, self._head, self._softcap = None, None, None
         return same
+
+    def _tree_rows_agree(self) -> bool:
+        """Whether packed rows with a 4D mask (``_tree_batch``) reproduce plain left-padded rows:
+        only where every layer is attention that honours the mask (sdpa, eager), not in state-space
+        or hybrid models, whose recurrent layers read the packed neighbours. Checked once at load
+        on a short input."""
+        if getattr(self.model.config, "_attn_implementation", None) not in ("sdpa", "eager"):
+            return False
+        # two continuations of one context (a tree row) and another context beside it (packed row)
+        requests = [LogLikelihood(context=c, continuation=o) for c, o in (
+            ("The capital of France is", " Paris."), ("The capital of France is", " Lyon"), ("Kigali lies in", " Rwanda"))]
+        try:
+            self.tree_rows = True
+            packed = self.loglikelihood(requests)
+            self.tree_rows = False
+            plain = self.loglikelihood(requests)
+        except Exception:  # a model that cannot take a custom mask at all
+            return False
+        finally:
+            self.stats.reset()
+        tolerance = 1e-3 if self.model.dtype == torch.float32 else 5e-2
+        return all(abs(a - b) <= tolerance for p, q in zip(packed, plain)
+                   for a, b in zip(p.token_logprobs, q.token_logprobs))
 
     def _head_tolerance(self, logits: torch.Tensor) -> float:
         """Rounding of the head's matmul run on fewer rows: 1e-5 of the largest logit in float32
@@ -335,13 +359,11 @@ class TransformersBackend:
         return ids.to(self.device), mask.view(len(rows), 1, width, width).to(self.device), positions.to(self.device)
 
     def _branches(self, longest: int) -> bool:
-        """Whether tree rows may be used: the attention takes a custom 4D mask (sdpa, eager) and
-        no sliding window binds (a window shorter than the sequence would need its own mask)."""
+        """Whether tree rows may be used: they reproduce plain rows on this model (checked at load,
+        ``_tree_rows_agree``) and no sliding window binds (a window shorter than the sequence would need its own mask)."""
         config = self.model.config
         window = getattr(config, "sliding_window", None)
-        return getattr(config, "_attn_implementation", None) in ("sdpa", "eager") and (
-            window is None or longest <= window
-        )
+        return self.tree_rows and (window is None or longest <= window)
 
     @torch.inference_mode()
     def _score(self, rows: Sequence[TreeRow], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
