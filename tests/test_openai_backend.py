@@ -125,7 +125,7 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
     server = ModelServer(smollm2, "gpt-test", "hosted")
     with serve(server.handler()) as url:
         config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
-        with pytest.raises(RunError, match=r"probe cka \(cka\) needs log-probabilities .*use hf:, gguf: or vllm:"):
+        with pytest.raises(RunError, match=r"probe cka \(cka\) needs log-probabilities .*use hf:, gguf:, vllm: or llamacpp:"):
             run(config)
         # only the load-time detection reached the server: models, the echo probe (400), one chat
         assert server.hits == ["/v1/models", "/v1/completions", "/v1/chat/completions"]
@@ -133,7 +133,7 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
         try:
             assert backend.scoring_mode is None and backend.supported_kinds == {"generate"}
             with pytest.raises(UnsupportedKind, match=r"cka needs log-probabilities of candidate first tokens "
-                                                      r"\(next_token\): the openai-compatible backend .*HTTP 400.*; use hf:, gguf: or vllm:$"):
+                                                      r"\(next_token\): the openai-compatible backend .*HTTP 400.*; use hf:, gguf:, vllm: or llamacpp:$"):
                 check_supported(backend, {"next_token", "generate"}, "cka")
             requests = [Generate(messages=(ChatMessage(role="user", content="Name a fruit."),), max_tokens=8),
                         Generate(prompt="One, two, three,", max_tokens=12, stop=(" five",))]

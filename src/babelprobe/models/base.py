@@ -238,13 +238,9 @@ class Backend(Protocol):
 
 def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Response | RequestFailure]:
     """Dispatch one batch of same-kind requests to the backend method for that kind."""
-    method = {
-        "generate": backend.generate,
-        "loglikelihood": backend.loglikelihood,
-        "next_token": backend.next_token,
-        "hidden_states": backend.hidden_states,
-        "tokenize": backend.tokenize,
-    }[kind]
+    # the method is looked up for this kind only: a backend need not implement every kind
+    # (the pipeline refuses unsupported kinds before anything is sent)
+    method = getattr(backend, kind)
     results = method(list(requests))
     if len(results) != len(requests):
         raise RuntimeError(f"backend returned {len(results)} results for {len(requests)} requests")
