@@ -10,6 +10,13 @@ Agreement: the max absolute difference between babelprobe's and lm-eval's log-pr
 for full mode (whole objects, every request of the timed run) and for first-token mode (lm-eval
 asked for the continuation that is exactly babelprobe's scored first token, on a subset).
 
+FLOP bound: each babelprobe mode's processed tokens (real input tokens through the decoder) and
+scored positions (rows through the LM head), counted by the backend, need
+2 x non-embedding parameters per processed token + 2 x (vocabulary x hidden) per scored position;
+at the fp32 matmul rate torch reaches on this machine (measured here: the best of five 2048 x 2048
+matmuls) that is the shortest time the mode could take. ``fraction_of_flop_bound`` = that time /
+the measured time.
+
     pip install -e ".[bench]"
     python bench/cka_vs_lmeval.py --data ../shared/data/polyglot-or-not --facts 2000
 """
@@ -36,11 +43,39 @@ from babelprobe.runner import Runner, run_probe  # noqa: E402
 
 def timed_babelprobe(backend, facts, mode: str, batch_size: int):
     runner = Runner(backend, cache=None, batch_size=batch_size)
+    backend.stats.reset()
     start = time.perf_counter()
     result = run_probe(CKAProbe(mode), facts, runner)
     seconds = time.perf_counter() - start
     assert result.errors == 0, [r.error for r in result.records if r.error][:3]
-    return result.records, seconds
+    stats = backend.stats
+    return result.records, seconds, (stats.tokens, stats.padded_tokens, stats.scored_positions)
+
+
+def matmul_flops_per_s(size: int = 2048, repeats: int = 5) -> float:
+    """The fp32 rate of a square torch matmul on this machine, with this process's threads."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return 2 * size**3 / best
+
+
+def flop_bound(model, counts: tuple[int, int, int], seconds: float, rate: float) -> dict:
+    """How close a mode came to the model's FLOP bound at the measured matmul rate (padding is
+    not counted as needed work: it is part of what separates a mode from its bound)."""
+    tokens, padded, scored = counts
+    head = model.get_output_embeddings().weight.numel()
+    flops = 2 * model.num_parameters(exclude_embeddings=True) * tokens + 2 * head * scored
+    return {
+        "processed_tokens": tokens, "padded_tokens": padded, "scored_positions": scored,
+        "processed_tokens_per_s": tokens / seconds, "gflop": flops / 1e9,
+        "achieved_gflop_per_s": flops / seconds / 1e9, "bound_seconds": flops / rate,
+        "fraction_of_flop_bound": flops / rate / seconds,
+    }
 
 
 def lmeval_requests(pairs):
@@ -66,8 +101,8 @@ def main() -> None:
     # warm-up so that neither side pays one-off allocation costs inside its timing
     run_probe(CKAProbe("full"), facts[:8], Runner(backend, batch_size=args.batch_size))
 
-    first_records, first_s = timed_babelprobe(backend, facts, "first-token", args.batch_size)
-    full_records, full_s = timed_babelprobe(backend, facts, "full", args.batch_size)
+    first_records, first_s, first_counts = timed_babelprobe(backend, facts, "first-token", args.batch_size)
+    full_records, full_s, full_counts = timed_babelprobe(backend, facts, "full", args.batch_size)
 
     from lm_eval.models.huggingface import HFLM
 
@@ -99,6 +134,7 @@ def main() -> None:
     lm_first = lm.loglikelihood(lmeval_requests(first_pairs))
     first_diff = max(abs(a - b) for a, (b, _) in zip(ours_first, lm_first))
 
+    rate = matmul_flops_per_s()
     n = len(facts)
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
@@ -114,6 +150,9 @@ def main() -> None:
         "first_token_agreement_pairs": len(first_pairs),
         "known_agreement_full_vs_lm_eval": full_known_agree,
         "seconds": {"babelprobe_first_token": first_s, "babelprobe_full": full_s, "lm_eval": lm_s},
+        "fp32_matmul_gflop_per_s": rate / 1e9,
+        "flop_bound_first_token": flop_bound(backend.model, first_counts, first_s, rate),
+        "flop_bound_full": flop_bound(backend.model, full_counts, full_s, rate),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cka_vs_lmeval.json").write_text(json.dumps(result, indent=2))

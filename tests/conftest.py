@@ -11,7 +11,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in the tests may reach a
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_POLYGLOT = ROOT.parent / "shared" / "data" / "polyglot-or-not"
 
 
 @pytest.fixture(scope="session")
@@ -29,10 +28,19 @@ def smollm2():
 
 
 @pytest.fixture(scope="session")
-def polyglot_dir() -> Path:
-    if not SHARED_POLYGLOT.is_dir():
-        pytest.skip(f"real Polyglot-or-Not data not found at {SHARED_POLYGLOT}")
-    return SHARED_POLYGLOT
+def release_dir(tmp_path_factory) -> Path:
+    """The bundled Polyglot-or-Not facts in the release's layout: one <lang>.parquet per language,
+    no language column, several objects and stems joined by " <br> " (so these tests run on a
+    fresh clone, without ../shared)."""
+    import pandas as pd
+
+    from babelprobe.config import DEMO_CKA
+
+    rows = pd.read_json(DEMO_CKA, lines=True)
+    out = tmp_path_factory.mktemp("polyglot-or-not")
+    for language, group in rows.groupby("language"):
+        group.drop(columns="language").to_parquet(out / f"{language}.parquet", index=False)
+    return out
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -47,8 +49,10 @@ def test_summary_tables():
     assert (ru.accuracy, ru.n, ru.errors, ru.script) == (0.25, 40, 1, "Cyrillic")
     assert summary.multilingual_accuracy == pytest.approx(0.5)
     assert summary.multilingual_half_width == pytest.approx((en.half_width + ru.half_width) / 2)
-    chi2, p, dof, _ = stats.chi2_contingency([[30, 10], [10, 30]])
-    assert summary.script_test.chi2 == pytest.approx(chi2) and summary.script_test.dof == dof == 1
+    # by hand: expected 20 per cell; Yates-corrected chi2 = 4 * (|30 - 20| - 0.5)^2 / 20 = 18.05, and
+    # for one degree of freedom p = erfc(sqrt(chi2 / 2))
+    assert summary.script_test.chi2 == pytest.approx(18.05) and summary.script_test.dof == 1
+    assert summary.script_test.p_value == pytest.approx(math.erfc(math.sqrt(18.05 / 2)), rel=1e-9)
     assert summary.script_test.table == {"Cyrillic": [10, 30], "Latin": [30, 10]}
     relations = {r.group: r for r in summary.relations}
     assert relations["P17"].n == 20 and relations["P17"].accuracy == 0.75
@@ -58,3 +62,11 @@ def test_summary_tables():
 def test_single_script_has_no_test():
     rows = [(f"e{i}", "en", "Latin", "P36", "full", i % 2 == 0, None) for i in range(10)]
     assert summarise_cka(items(rows), n_resamples=500).script_test is None
+
+
+def test_all_known_has_no_test():
+    # a zero column (every fact known) has no chi-squared test; it used to crash the summary
+    rows = [(f"{lang}{i}", lang, script, "P36", "full", True, None)
+            for lang, script in (("en", "Latin"), ("ru", "Cyrillic")) for i in range(5)]
+    summary = summarise_cka(items(rows), n_resamples=500)
+    assert summary.script_test is None and summary.multilingual_accuracy == 1.0

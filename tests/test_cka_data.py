@@ -88,21 +88,22 @@ def test_csv_rows(tmp_path):
         load_cka_facts(path)
 
 
-def test_limit_is_a_seeded_sample_per_language(polyglot_dir):
-    a = load_cka_facts(polyglot_dir, langs=["en", "ru"], limit=25, seed=1)
-    b = load_cka_facts(polyglot_dir, langs=["en", "ru"], limit=25, seed=1)
-    c = load_cka_facts(polyglot_dir, langs=["en", "ru"], limit=25, seed=2)
+def test_limit_is_a_seeded_sample_per_language(release_dir):
+    a = load_cka_facts(release_dir, langs=["en", "ru"], limit=25, seed=1)
+    b = load_cka_facts(release_dir, langs=["en", "ru"], limit=25, seed=1)
+    c = load_cka_facts(release_dir, langs=["en", "ru"], limit=25, seed=2)
     assert [f.fact_id for f in a] == [f.fact_id for f in b] != [f.fact_id for f in c]
     assert sum(f.language == "ru" for f in a) == 25
 
 
-def test_release_files_load_with_their_conventions(polyglot_dir):
-    facts = load_cka_facts(polyglot_dir, langs=["uk"])
-    assert len(facts) == 7918
+def test_release_files_load_with_their_conventions(release_dir):
+    facts = load_cka_facts(release_dir, langs=["uk"])
+    assert len(facts) == 50 and {f.language for f in facts} == {"uk"}  # the language from the file name
     multi = [f for f in facts if len(f.stems) > 1]
-    assert len(multi) == 3694 and all(len(f.stems) == len(f.false) + 1 for f in multi)
+    assert len(multi) == 23 and all(len(f.stems) == len(f.false) + 1 for f in multi)
+    assert sum(len(f.false) > 1 for f in facts) > 0 and not any(" <br> " in o for f in facts for o in f.objects)
 
 
-def test_missing_language_file(polyglot_dir):
+def test_missing_language_file(release_dir):
     with pytest.raises(DatasetError, match="no file for language"):
-        load_cka_facts(polyglot_dir, langs=["en", "xx"])
+        load_cka_facts(release_dir, langs=["en", "xx"])

@@ -57,8 +57,8 @@ def test_unknown_mode():
 
 
 @pytest.mark.slow
-def test_first_token_does_one_forward_per_unique_stem(fresh, polyglot_dir):
-    facts = load_cka_facts(polyglot_dir, langs=["de", "ru"], limit=40, seed=3)
+def test_first_token_does_one_forward_per_unique_stem(fresh, release_dir):
+    facts = load_cka_facts(release_dir, langs=["de", "ru"], limit=40, seed=3)
     assert any(len(f.stems) > 1 for f in facts)  # the multi-stem convention is exercised
     stems = {fresh.boundary.encode_text(s) for f in facts for s in f.stems}
     # a stem whose tokens begin another stem is read off that longer stem's row (causal attention)
@@ -78,4 +78,8 @@ def test_first_token_and_full_modes_agree_on_one_token_objects(gemma):
     full = run_probe(CKAProbe("full"), facts, Runner(gemma)).records
     # " France" is one Gemma token, so both modes score the same probability for it
     assert first[0].logp_true == pytest.approx(full[0].logp_true, abs=1e-4)
-    assert first[1].logp_true >= full[1].logp_true - 1e-4  # first token of a longer object
+    # a longer object: first-token mode scores exactly the first token of the whole-object score
+    (whole,) = gemma.loglikelihood([LogLikelihood(context="Руанда со столицей", continuation=" Кигали")])
+    assert len(whole.tokens) > 1 and full[1].logp_true == pytest.approx(whole.logprob, abs=1e-4)
+    assert first[1].scored_tokens[0] == [whole.tokens[0]]
+    assert first[1].logp_true == pytest.approx(whole.token_logprobs[0], abs=1e-4)

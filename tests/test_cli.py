@@ -44,9 +44,9 @@ def test_models_lists_both_bundled_models():
 
 
 @pytest.mark.slow
-def test_run_report_and_errors_as_data(tmp_path, polyglot_dir):
+def test_run_report_and_errors_as_data(tmp_path, release_dir):
     out = tmp_path / "run"
-    args = ["run", "cka", "--data", str(polyglot_dir), "--langs", "en,ru", "--limit", "12", "--out", str(out),
+    args = ["run", "cka", "--data", str(release_dir), "--langs", "en,ru", "--limit", "12", "--out", str(out),
             "--cache", str(tmp_path / "c.sqlite"), "--batch-size", "8", "--max-length", "12", "--device", "cpu"]
     result = cli.invoke(app, args)
     items = pd.read_parquet(out / "items.parquet")

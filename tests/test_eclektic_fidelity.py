@@ -63,11 +63,11 @@ def test_missing_target_context_while_judging_is_a_dataset_error(tmp_path):
         load_eclektic(path, need_target_context=True)
     assert f"{path}, row 2, field 'context': no 'en' context for question 'a'" in str(info.value)
     # the run refuses before loading any model or creating the run directory
-    from babelprobe.pipeline import run_eclektic
+    from babelprobe.pipeline import run
 
     config = EclekticConfig(data=path, judges=[SMOLLM2], out=tmp_path / "run", cache=None)
     with pytest.raises(DatasetError, match="row 2, field 'context'"):
-        run_eclektic(config)
+        run(config)
     assert not (tmp_path / "run").exists()
 
 
@@ -155,11 +155,11 @@ def test_summary_and_terminal_table_show_the_bootstrap_intervals():
 
 @pytest.mark.slow
 def test_two_questions_end_to_end_store_raw_and_cut_answers(tmp_path, gemma, smollm2):
-    from babelprobe.pipeline import run_eclektic
+    from babelprobe.pipeline import run
 
     config = EclekticConfig(data=DEMO_ECLEKTIC, judges=[SMOLLM2], limit=2, max_tokens=24, out=tmp_path / "run",
                             cache=tmp_path / "c.sqlite", figures=False)
-    run_eclektic(config, backend=gemma, judges={SMOLLM2: smollm2})
+    run(config, backends={config.model: gemma, SMOLLM2: smollm2})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
     assert len(items) == 10 and items["error"].isna().all()
     assert {"raw_prediction", "prediction"} <= set(items.columns)
@@ -174,7 +174,7 @@ def test_two_questions_end_to_end_store_raw_and_cut_answers(tmp_path, gemma, smo
 
 @pytest.mark.slow
 def test_chat_flag_overrides_the_automatic_choice(tmp_path, gemma):
-    from babelprobe.pipeline import run_eclektic
+    from babelprobe.pipeline import run
 
     # --no-chat on an instruct model: plain prompt, first line only
     out = tmp_path / "nochat"
@@ -187,4 +187,4 @@ def test_chat_flag_overrides_the_automatic_choice(tmp_path, gemma):
     # --chat on a model without a chat template is refused, not recorded as errors item by item
     config = EclekticConfig(data=DEMO_ECLEKTIC, chat=True, limit=1, out=tmp_path / "chat", cache=None)
     with pytest.raises(ValueError, match="no chat template"):
-        run_eclektic(config, backend=gemma)
+        run(config, backends={config.model: gemma})

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from babelprobe.config import CKAConfig
-from babelprobe.pipeline import run_cka
+from babelprobe.pipeline import run
 from babelprobe.store import read_manifest
 
 pytestmark = pytest.mark.slow
@@ -30,11 +30,12 @@ def cached_rows(path) -> int:
         return 0
 
 
-def test_kill_9_then_resume(tmp_path, gemma, polyglot_dir):
-    common = ["--data", str(polyglot_dir), "--langs", "en,uk", "--limit", "30", "--mode", "full",
+def test_kill_9_then_resume(tmp_path, gemma, release_dir):
+    common = ["--data", str(release_dir), "--langs", "en,uk", "--limit", "30", "--mode", "full",
               "--batch-size", "4", "--device", "cpu", "--seed", "5"]
-    reference = run_cka(CKAConfig(data=polyglot_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
-                                  seed=5, out=tmp_path / "reference", cache=tmp_path / "ref.sqlite"), backend=gemma)
+    reference = run(CKAConfig(data=release_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
+                              seed=5, out=tmp_path / "reference", cache=tmp_path / "ref.sqlite"),
+                    backends={"bundled:gemma-3-270m": gemma})
     total = reference.manifest.requests.unique
     assert reference.manifest.requests.batches > 20
 

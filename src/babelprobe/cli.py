@@ -3,9 +3,8 @@ models, datasets."""
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from pydantic import ValidationError
@@ -14,16 +13,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from babelprobe import store
-from babelprobe.analysis.cka import CKASummary, summarise_cka
-from babelprobe.analysis.eclektic import EclekticSummary, summarise_eclektic
-from babelprobe.analysis.owl import OwlSummary, compare_owl, summarise_owl
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
-from babelprobe.data.cka import load_cka_facts
-from babelprobe.data.eclektic import ColumnMap, load_eclektic
-from babelprobe.data.owl import convert_owl_release, load_owl
+from babelprobe.cli_options import command_for, flag_of
+from babelprobe.config import DEMO_CKA, DEMO_ECLEKTIC, DEMO_OWL, RunOptions, comma_list  # noqa: F401 (DEMO_*: tests)
+from babelprobe.data.owl import convert_owl_release
 from babelprobe.data.validation import DatasetError
+from babelprobe.families import all_families, family_names, get_family
+from babelprobe.families.base import Family
+from babelprobe.graph_cli import graph_app
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
-from babelprobe.report.terminal import print_cka_summary, print_deltas, print_eclektic_summary, print_owl_summary
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -31,19 +28,9 @@ run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=Tru
 app.add_typer(run_app, name="run")
 rescore_app = typer.Typer(help="Score released or saved predictions without a model.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
+app.add_typer(graph_app, name="graph")
 console = Console()
 err = Console(stderr=True)
-
-BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
-DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
-DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
-DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
-DEMO_JUDGE = "bundled:smollm2-135m-instruct"
-DATASETS = {
-    "polyglot-or-not-demo": (DEMO_CKA, "cka", "300 Polyglot-or-Not facts: the same 50 in en, de, fr, es, ru, uk (Apache-2.0)"),
-    "owl-demo": (DEMO_OWL, "owl", "12 public-domain passages (pre-1929) from 5 books, aligned across 6 languages"),
-    "eclektic-demo": (DEMO_ECLEKTIC, "eclektic", "30 illustrative questions written for babelprobe: 6 questions x en, de, ru, ja, zh"),
-}
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -51,16 +38,26 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _execute(config: RunOptions) -> int:
-    """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
-    from babelprobe.pipeline import run_cka, run_eclektic, run_owl
+def _unwritable(out: Path, exc: OSError) -> None:
+    _fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
 
-    runs = {CKAConfig: run_cka, EclekticConfig: run_eclektic, OwlConfig: run_owl}
+
+def _out_dir(out: Path) -> None:
     try:
-        outcome = runs[type(config)](config, progress=True)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _unwritable(out, exc)
+
+
+def _execute(family: Family, config: RunOptions) -> int:
+    """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
+    from babelprobe.pipeline import run
+
+    try:
+        outcome = run(config, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
-    _print_summary(outcome.summary, outcome.manifest)
+    family.print_summary(outcome.summary, outcome.manifest, console)
     console.print(f"results: {outcome.out}")
     if outcome.manifest.errors and not config.allow_errors:
         err.print(f"[bold red]{outcome.manifest.errors} item(s) errored[/bold red] (recorded in items.parquet, "
@@ -69,120 +66,30 @@ def _execute(config: RunOptions) -> int:
     return 0
 
 
-def _print_summary(summary, manifest: store.Manifest | None) -> None:
-    if isinstance(summary, CKASummary):
-        print_cka_summary(summary, manifest, console)
-    elif isinstance(summary, EclekticSummary):
-        print_eclektic_summary(summary, manifest, console)
-    elif isinstance(summary, OwlSummary):
-        print_owl_summary(summary, manifest, console)
-
-
-def _config(cls, **fields):
+def _config(cls: type[RunOptions], **fields: Any) -> RunOptions:
+    """The config, or exit 2 with one message per bad option, named by its flag."""
     try:
         return cls(**fields)
     except ValidationError as exc:
-        _fail("; ".join(f"--{'-'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()))
+        problems = []
+        for e in exc.errors():
+            where = flag_of(cls, str(e["loc"][0])) if e["loc"] else "options"
+            got = f" (got {e['input']!r})" if e["type"] not in ("missing", "value_error") else ""
+            problems.append(f"{where}: {e['msg']}{got}")
+        _fail("; ".join(problems))
 
 
-def _cache_fields(cache: Optional[Path], no_cache: bool) -> dict:
-    if no_cache:
-        return {"cache": None}
-    return {"cache": cache} if cache is not None else {}
+def _register_run_command(family: Family, on: typer.Typer = run_app) -> None:
+    def body(fields: dict[str, Any]) -> None:
+        raise typer.Exit(_execute(family, _config(family.config, **fields)))
+
+    on.command(family.name)(command_for(family.config, family.help, body))
 
 
-def _langs(value: Optional[str]) -> list[str] | None:
-    return [x.strip() for x in value.split(",") if x.strip()] if value else None
-
-
-@run_app.command("cka")
-def run_cka_command(
-    out: Path = typer.Option(..., "--out", help="run directory to write"),
-    model: str = typer.Option(DEFAULT_MODEL, help="model spec, e.g. bundled:gemma-3-270m, hf:DIR, gguf:FILE"),
-    data: Path = typer.Option(DEMO_CKA, help="a <lang>.parquet directory (the release layout) or one JSONL/CSV/Parquet file"),
-    langs: Optional[str] = typer.Option(None, help="comma-separated language codes, e.g. en,de,ru"),
-    limit: Optional[int] = typer.Option(None, help="facts per language (seeded sample)"),
-    mode: str = typer.Option("first-token", help="first-token (the paper's) or full (whole-object log-prob)"),
-    batch_size: int = typer.Option(32, help="requests per forward pass"),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:1 ..."),
-    dtype: str = typer.Option("auto", help="auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16"),
-    max_length: Optional[int] = typer.Option(None, help="longest input in tokens (default: the model's)"),
-    cache: Optional[Path] = typer.Option(None, help="response cache file (default: ~/.cache/babelprobe/responses.sqlite)"),
-    no_cache: bool = typer.Option(False, "--no-cache", help="do not read or write the response cache"),
-    seed: int = typer.Option(0, help="seed for sampling facts and bootstrap resamples"),
-    allow_errors: bool = typer.Option(False, "--allow-errors", help="exit 0 even if some items errored"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="replace a finished run in --out"),
-) -> None:
-    """Contrastive knowledge assessment (Polyglot-or-Not): P(true) vs mean P(false)."""
-    config = _config(CKAConfig, model=model, data=data, langs=_langs(langs), limit=limit, mode=mode, out=out,
-                     seed=seed, batch_size=batch_size, device=device, dtype=dtype, max_length=max_length,
-                     allow_errors=allow_errors, overwrite=overwrite, **_cache_fields(cache, no_cache))
-    raise typer.Exit(_execute(config))
-
-
-@run_app.command("eclektic")
-def run_eclektic_command(
-    out: Path = typer.Option(..., "--out", help="run directory to write"),
-    model: str = typer.Option(DEFAULT_MODEL, help="model spec of the model under test"),
-    data: Path = typer.Option(DEMO_ECLEKTIC, help="questions: JSONL/CSV/Parquet, one row per question and target language"),
-    columns: Optional[str] = typer.Option(None, help="column mapping FIELD=COLUMN,... e.g. source_language=original_lang,target_language=lang,context=content"),
-    settings: str = typer.Option("closed-book", help="comma-separated: closed-book, general-hint, source-language-name, source-language-title, open-book"),
-    judge: list[str] = typer.Option([], "--judge", help="judge model spec (repeat for a majority vote)"),
-    langs: Optional[str] = typer.Option(None, help="keep questions whose source and target are in these languages"),
-    limit: Optional[int] = typer.Option(None, help="questions (seeded sample)"),
-    max_tokens: int = typer.Option(64, help="new tokens per answer"),
-    chat: Optional[bool] = typer.Option(None, "--chat/--no-chat", help="prompt as a chat message (default: if the model has a chat template); without chat the answer is the first line"),
-    batch_size: int = typer.Option(8, help="requests per generation batch"),
-    device: str = typer.Option("auto"),
-    dtype: str = typer.Option("auto"),
-    cache: Optional[Path] = typer.Option(None, help="response cache file"),
-    no_cache: bool = typer.Option(False, "--no-cache"),
-    seed: int = typer.Option(0),
-    figures: bool = typer.Option(True, "--figures/--no-figures", help="write heatmaps and bars next to the results"),
-    allow_errors: bool = typer.Option(False, "--allow-errors"),
-    overwrite: bool = typer.Option(False, "--overwrite"),
-) -> None:
-    """Cross-lingual knowledge transfer (ECLeKTiC): closed-book QA, hint ablations, string and judge metrics."""
-    try:
-        column_map = ColumnMap.parse(columns)
-    except ValueError as exc:
-        _fail(str(exc))
-    config = _config(EclekticConfig, model=model, data=data, columns=column_map, settings=_langs(settings) or [],
-                     judges=judge, langs=_langs(langs), limit=limit, max_tokens=max_tokens, chat=chat, batch_size=batch_size,
-                     device=device, dtype=dtype, seed=seed, figures=figures, out=out, allow_errors=allow_errors,
-                     overwrite=overwrite, **_cache_fields(cache, no_cache))
-    raise typer.Exit(_execute(config))
-
-
-@run_app.command("owl")
-def run_owl_command(
-    out: Path = typer.Option(..., "--out", help="run directory to write"),
-    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
-    data: Path = typer.Option(DEMO_OWL, help="passages: JSONL/CSV/Parquet (see `babelprobe convert owl-release`)"),
-    tasks: str = typer.Option("direct,name-cloze,prefix", help="comma-separated: direct, name-cloze, prefix"),
-    perturbations: Optional[str] = typer.Option(None, help="keep only these: none, shuffled, masked, masked-shuffled"),
-    shots: int = typer.Option(1, help="1: one-shot demonstration (Moby-Dick), 0: zero-shot"),
-    langs: Optional[str] = typer.Option(None, help="comma-separated language codes"),
-    limit: Optional[int] = typer.Option(None, help="passages (seeded sample; all their language versions)"),
-    max_tokens: int = typer.Option(100, help="new tokens for direct probing and name cloze"),
-    prefix_max_tokens: int = typer.Option(200, help="new tokens for prefix probing"),
-    batch_size: int = typer.Option(8),
-    device: str = typer.Option("auto"),
-    dtype: str = typer.Option("auto"),
-    cache: Optional[Path] = typer.Option(None, help="response cache file"),
-    no_cache: bool = typer.Option(False, "--no-cache"),
-    seed: int = typer.Option(0, help="seed for shuffles, sampling and bootstrap"),
-    figures: bool = typer.Option(True, "--figures/--no-figures"),
-    allow_errors: bool = typer.Option(False, "--allow-errors"),
-    overwrite: bool = typer.Option(False, "--overwrite"),
-) -> None:
-    """Literary recall (OWL): direct probing, name cloze and prefix probing, with perturbations."""
-    config = _config(OwlConfig, model=model, data=data, tasks=_langs(tasks) or [], perturbations=_langs(perturbations),
-                     shots=shots, langs=_langs(langs), limit=limit, max_tokens=max_tokens,
-                     prefix_max_tokens=prefix_max_tokens, batch_size=batch_size, device=device, dtype=dtype,
-                     seed=seed, figures=figures, out=out, allow_errors=allow_errors, overwrite=overwrite,
-                     **_cache_fields(cache, no_cache))
-    raise typer.Exit(_execute(config))
+for _name in family_names():
+    _register_run_command(get_family(_name))
+# Shared Path's name for it: `babelprobe similarity` is `babelprobe run similarity`
+_register_run_command(get_family("similarity"), on=app)
 
 
 @rescore_app.command("owl")
@@ -210,7 +117,7 @@ def rescore_owl(
         table.add_row(c.column, c.language, c.variant, str(c.n), score)
     console.print(table)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        _out_dir(out)
         items.to_parquet(out / store.ITEMS)
         console.print(f"results: {out}")
 
@@ -221,17 +128,19 @@ def compare(
     run_b: Path = typer.Argument(..., help="run to compare (e.g. its quantised version)"),
 ) -> None:
     """Percentage-point deltas B - A per cell of two runs of the same probe (OWL Tables 10-12)."""
+    from babelprobe.pipeline import read_run
+
     try:
-        manifests = [store.read_manifest(r) for r in (run_a, run_b)]
-        items = [store.read_items(r) for r in (run_a, run_b)]
-    except FileNotFoundError as exc:
+        a, b = read_run(run_a), read_run(run_b)
+    except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
-    probes = {m.probe for m in manifests}
-    if probes != {"owl"}:
-        _fail(f"compare works on two owl runs; got {', '.join(m.probe for m in manifests)}")
-    summaries = [summarise_owl(i, m.config.get("bootstrap_resamples", 10_000), m.seed) for i, m in zip(items, manifests)]
-    console.print(f"A = {manifests[0].model.spec} ({run_a}), B = {manifests[1].model.spec} ({run_b})", soft_wrap=True)
-    print_deltas(compare_owl(*summaries), console)
+    if a.family is not b.family:
+        _fail(f"compare needs two runs of the same probe; {run_a} is {a.family.name}, {run_b} is {b.family.name}")
+    if not a.family.comparable:
+        comparable = [f.name for f in all_families() if f.comparable]
+        _fail(f"compare is not available for {a.family.name} runs (only: {', '.join(comparable)})")
+    console.print(f"A = {a.manifest.model.spec} ({run_a}), B = {b.manifest.model.spec} ({run_b})", soft_wrap=True)
+    a.family.compare(a.summary, b.summary, console)
 
 
 @app.command("convert")
@@ -250,12 +159,15 @@ def convert_command(
     if kind != "owl-release":
         _fail(f"unknown conversion {kind!r} (available: owl-release)")
     try:
-        items = convert_owl_release(file, book_id, title, author, original, _langs(official) or [], year)
+        items = convert_owl_release(file, book_id, title, author, original, comma_list(official) or [], year)
     except DatasetError as exc:
         _fail(str(exc))
-    with out.open("w", encoding="utf-8") as handle:
-        for item in items:
-            handle.write(item.model_dump_json(exclude={"source"}) + "\n")
+    try:
+        with out.open("w", encoding="utf-8") as handle:
+            for item in items:
+                handle.write(item.model_dump_json(exclude={"source"}) + "\n")
+    except OSError as exc:
+        _unwritable(out, exc)
     console.print(f"[green]ok[/green]: {len(items)} passage versions -> {out}")
 
 
@@ -272,9 +184,9 @@ def rescore_eclektic(
         items, summary = rescore_predictions(file, columns)
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
-    print_eclektic_summary(summary, None, console)
+    get_family("eclektic").print_summary(summary, None, console)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        _out_dir(out)
         items.to_parquet(out / store.ITEMS)
         store.write_json(out / store.SUMMARY, summary)
         console.print(f"results: {out}")
@@ -287,6 +199,7 @@ def size_curve_command(
     setting: str = typer.Option("closed-book", help="which setting to plot"),
 ) -> None:
     """Overall success and transfer score against model size (ECLeKTiC Fig. 6)."""
+    from babelprobe.pipeline import read_run
     from babelprobe.report.figures import size_curve
 
     table = Table(title=f"size curve ({setting})")
@@ -295,10 +208,10 @@ def size_curve_command(
     points = []
     for run_dir in run_dirs:
         try:
-            manifest = store.read_manifest(run_dir)
-            summary = summarise_eclektic(store.read_items(run_dir), manifest.config.get("judges", []))
-        except FileNotFoundError as exc:
+            stored = read_run(run_dir)
+        except (FileNotFoundError, ValueError) as exc:
             _fail(str(exc))
+        manifest, summary = stored.manifest, stored.summary
         if manifest.probe != "eclektic" or not manifest.model_parameters:
             _fail(f"{run_dir}: not an eclektic run with a known model size")
         chosen = next((s for s in summary.settings if s.setting == setting), None)
@@ -309,7 +222,10 @@ def size_curve_command(
     for spec, size, overall, transfer in sorted(points, key=lambda p: p[1]):
         table.add_row(spec, f"{size:,}", f"{100 * overall:.1f}", f"{100 * transfer:.1f}")
     console.print(table)
-    console.print(f"figure: {size_curve(points, out)}")
+    try:
+        console.print(f"figure: {size_curve(points, out)}")
+    except OSError as exc:
+        _unwritable(out, exc)
 
 
 @app.command()
@@ -318,67 +234,110 @@ def demo(
     model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
     device: str = typer.Option("auto"),
 ) -> None:
-    """The demo suite on the bundled models, offline: CKA, OWL and ECLeKTiC.
+    """The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC, language similarity, graph.
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
-    hint, judged by the bundled instruct model."""
+    hint, judged by the bundled instruct model; language similarity at every layer on 20 parallel
+    Polyglot-or-Not stems in 20 languages, then ρ_G and a θ sweep against the memorization run
+    with speaker population as a labelled stand-in for data volume."""
     code = 0
-    for mode in ("first-token", "full"):
-        console.rule(f"cka, {mode} mode")
-        config = CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
-                           device=device, overwrite=True)
-        code = max(code, _execute(config))
-    console.rule("owl: direct probing, name cloze, prefix probing")
-    config = OwlConfig(model=model, data=DEMO_OWL, out=out / "owl", device=device, overwrite=True)
-    code = max(code, _execute(config))
-    console.rule("eclektic: closed-book and source-language-name hint, judge " + DEMO_JUDGE)
-    config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
-                            judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)
-    code = max(code, _execute(config))
+    for family in all_families():
+        for demo_run in family.demo(out, model, device):
+            console.rule(demo_run.title)
+            code = max(code, _execute(family, demo_run.config))
+    _graph_demo(out / "similarity", out / "memorization", out / "graph")
+    from babelprobe.report.html import write_demo_reports
+
+    for path in write_demo_reports(out):
+        console.print(f"html: {path}")
     raise typer.Exit(code)
 
 
+def _graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None:
+    """ρ_G at one θ and a θ sweep, with speaker population as a labelled STAND-IN for data volume."""
+    from babelprobe.data.signals import MEMORIZATION_CSV, STANDIN_TOKENS_CSV, read_similarity, \
+        write_speaker_population_standin
+    from babelprobe.graph_cli import correlate_command, sweep_command
+
+    console.rule("graph: ρ_G and a θ sweep (tokens = STAND-IN: speaker population, NOT training data)")
+    if not (memorization_run / MEMORIZATION_CSV).is_file():
+        console.print(f"skipped: no {memorization_run / MEMORIZATION_CSV} (the memorization demo did not run)")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    standin = out / STANDIN_TOKENS_CSV
+    write_speaker_population_standin(list(read_similarity(similarity_run).languages), standin)
+    console.print(f"data volume STAND-IN: {standin} (language_data speaking population; give real token counts "
+                  "with --tokens)", soft_wrap=True)
+    common = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
+                  layer=None, prefix_tokens=None, metrics=None, figures=True)
+    correlate_command(theta=0.5, out=out / "theta-0.5", **common)
+    sweep_command(thetas="0.0:0.9:0.1", out=out / "sweep", **common)
+
+
 @app.command()
-def report(run_dir: Path = typer.Argument(..., help="a run directory")) -> None:
+def report(run_dir: Path = typer.Argument(..., help="a run directory"),
+           html: bool = typer.Option(False, "--html", help="write a self-contained HTML report instead"),
+           out: Optional[Path] = typer.Argument(None, help="with --html: the file (default RUN_DIR/report.html)")
+           ) -> None:
     """Rebuild and print a run's summary from its stored items (no model needed)."""
+    from babelprobe.pipeline import read_run
+    from babelprobe.report.html import run_report
+
+    if out is not None and not html:
+        _fail(f"{out}: an output file goes with --html")
     try:
-        manifest = store.read_manifest(run_dir)
-        items = store.read_items(run_dir)
-    except FileNotFoundError as exc:
+        if html:
+            console.print(f"html: {run_report(run_dir, out)}")
+            return
+        stored = read_run(run_dir)
+    except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
-    if manifest.probe == "eclektic":
-        summary = summarise_eclektic(items, manifest.config.get("judges", []), seed=manifest.seed)
-    elif manifest.probe == "owl":
-        summary = summarise_owl(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
-    else:
-        summary = summarise_cka(items, manifest.config.get("bootstrap_resamples", 10_000), manifest.seed)
-    _print_summary(summary, manifest)
+    except OSError as exc:
+        _unwritable(out or run_dir, exc)
+    stored.family.print_summary(stored.summary, stored.manifest, console)
+
+
+@app.command()
+def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (any probes, any models)"),
+            html: Path = typer.Option(..., "--html", help="the HTML file to write")) -> None:
+    """A language profile page: per model, languages x probe metrics with CIs, from stored runs."""
+    from babelprobe.report.html import profile_report
+
+    try:
+        console.print(f"html: {profile_report(run_dirs, html)}")
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _unwritable(html, exc)
 
 
 @app.command()
 def validate(
     file: Path = typer.Argument(..., help="dataset file or <lang>.parquet directory"),
-    probe: str = typer.Option("cka", help="probe family whose schema to check: cka, eclektic, owl"),
+    probe: str = typer.Option("cka", help=f"probe family whose schema to check: {', '.join(family_names())}"),
     columns: Optional[str] = typer.Option(None, help="eclektic column mapping FIELD=COLUMN,..."),
+    langs: Optional[str] = typer.Option(None, help="comma-separated language codes to keep (as `run --langs`)"),
 ) -> None:
     """Check a dataset without running anything; exit 2 naming file, row and field on problems."""
+    from babelprobe.pipeline import load_items
+
     try:
-        if probe == "cka":
-            facts = load_cka_facts(file)
-            langs = sorted({f.language for f in facts})
-            what = f"{len(facts)} facts in {len(langs)} language(s): {', '.join(langs)}"
-        elif probe == "eclektic":
-            rows = load_eclektic(file, ColumnMap.parse(columns))
-            what = f"{len({r.q_id for r in rows})} questions, {len(rows)} rows"
-        elif probe == "owl":
-            passages = load_owl(file)
-            what = f"{len(passages)} passage versions of {len({p.book_id for p in passages})} books"
-        else:
-            _fail(f"unknown probe {probe!r} (available: cka, eclektic, owl)")
+        family = get_family(probe)
+    except ValueError as exc:
+        _fail(str(exc))
+    fields: dict[str, Any] = {"data": file, "langs": langs}
+    if columns is not None:
+        if "columns" not in family.config.model_fields:
+            _fail(f"--columns applies to eclektic data, not {probe}")
+        fields["columns"] = columns
+    # the run's own config, so that validate loads exactly as `run` does; it writes nothing to `out`
+    config = _config(family.config, out=Path("."), **fields)
+    try:
+        items = load_items(family, config)
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
-    console.print(f"[green]ok[/green]: {what}")
+    console.print(f"[green]ok[/green]: {family.describe(items)}")
 
 
 @app.command()
@@ -391,7 +350,18 @@ def models() -> None:
         for key, value in (("model", m.description), ("languages", m.languages), ("size", f"{m.size_mb} MB"),
                            ("weights", m.quantization), ("licence", m.licence), ("installed", present)):
             console.print(f"  {key:<10} {value}", soft_wrap=True, highlight=False)
-    console.print("Other specs: hf:<local dir or hub id[@revision]>, gguf:<file>", markup=False)
+    from babelprobe.models.registry import BACKENDS
+
+    table = Table(title="backends (request kinds each answers)")
+    for col in ("spec", "engine", "generate", "loglikelihood", "next_token", "hidden_states", "installed"):
+        table.add_column(col)
+    for info in BACKENDS:
+        marks = ["yes" if k in info.kinds else "no" for k in ("generate", "loglikelihood", "next_token", "hidden_states")]
+        if info.condition:
+            marks[1:3] = ["if the server can", "if the server can"]
+        installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
+        table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
+    console.print(table)
 
 
 @app.command()
@@ -400,8 +370,9 @@ def datasets() -> None:
     table = Table(title="bundled datasets")
     for col in ("name", "probe", "description", "path"):
         table.add_column(col)
-    for name, (path, probe, description) in DATASETS.items():
-        table.add_row(name, probe, description, str(path))
+    for family in all_families():
+        for dataset in family.datasets:
+            table.add_row(dataset.name, family.name, dataset.description, str(dataset.path))
     console.print(table)
 
 

@@ -1,70 +1,179 @@
-"""Run configurations (from CLI flags), validated before anything runs and stored in manifests."""
+"""Run configurations, validated before anything runs and stored in manifests.
+
+Each field that is also a command-line option is declared with ``option``: its help text, flag
+name and flag style live here and nowhere else; ``cli.py`` builds ``run <family>`` from them.
+Options shared by every family (``RunOptions``) mean the same in every family.
+"""
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from babelprobe.data.eclektic import ColumnMap
+from babelprobe.models.registry import LoadOptions
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
+
+BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
+DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
+DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
+DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
+
+# How a field becomes a flag: "value" (--x VALUE), "comma" (--x a,b,c), "repeat" (--x A --x B),
+# "flag" (--x, off by default), "switch" (--x/--no-x), "path-or-off" (--x PATH and --no-x).
+Style = Literal["value", "comma", "repeat", "flag", "switch", "path-or-off"]
+
+
+def option(default: Any = ..., help: str = "", *, flag: str | None = None, style: Style = "value",
+           off_help: str | None = None, default_factory=None, **constraints: Any) -> Any:
+    """A config field that is also a ``run`` option (``flag`` defaults to --field-name;
+    ``off_help`` is the help of --no-x for the "path-or-off" style)."""
+    extra = {"cli": {"flag": flag, "style": style, "off_help": off_help}}
+    if default_factory is not None:
+        return Field(default_factory=default_factory, description=help, json_schema_extra=extra, **constraints)
+    return Field(default, description=help, json_schema_extra=extra, **constraints)
 
 
 def default_response_cache() -> Path:
     return home_dir() / "responses.sqlite"
 
 
-class RunOptions(BaseModel):
-    """What every probe run takes: the model, where results go, and how to compute."""
+def comma_list(value: Any) -> Any:
+    """'a, b,c' -> ['a', 'b', 'c'] (how list options arrive from the command line)."""
+    if isinstance(value, str):
+        return [x.strip() for x in value.split(",") if x.strip()]
+    return value
 
-    model: str = DEFAULT_MODEL
-    out: Path
-    seed: int = 0
-    batch_size: int = Field(default=32, ge=1)
-    device: str = "auto"
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    max_length: int | None = Field(default=None, ge=2, description="longest input in tokens")
-    cache: Path | None = Field(default_factory=default_response_cache, description="None: no cache")
-    allow_errors: bool = False
-    overwrite: bool = False
+
+class RunOptions(BaseModel):
+    """What every probe run takes: the model, the data, where results go, and how to compute."""
+
+    probe: str
+    out: Path = option(help="run directory to write")
+    model: str = option(DEFAULT_MODEL, "model spec, e.g. bundled:gemma-3-270m, hf:DIR, gguf:FILE")
+    data: Path = option(help="dataset file")
+    langs: list[str] | None = option(None, "comma-separated language codes to keep, e.g. en,de,ru", style="comma")
+    limit: int | None = option(None, "seeded sample size", ge=1)
+    batch_size: int = option(32, "requests per forward pass or generation batch", ge=1)
+    device: str = option("auto", "auto, cpu, cuda, cuda:1 ...")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = option(
+        "auto", "auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16")
+    max_length: int | None = option(None, "longest input in tokens (default: the model's)", ge=2)
+    cache: Path | None = option(help="response cache file (default: ~/.cache/babelprobe/responses.sqlite)",
+                                style="path-or-off", off_help="do not read or write the response cache",
+                                default_factory=default_response_cache)
+    seed: int = option(0, "seed for sampling (--limit), shuffles and bootstrap resamples")
+    allow_errors: bool = option(False, "exit 0 even if some items errored", style="flag")
+    overwrite: bool = option(False, "replace a finished run in --out", style="flag")
+    # openai: backend (models/openai_backend.py); only the key's variable name is stored, never the key
+    base_url: str | None = option(None, "OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)")
+    api_key_env: str = option("OPENAI_API_KEY", "environment variable holding the API key of openai: models")
+    concurrency: int = option(8, "openai: HTTP requests in flight", ge=1)
+    request_timeout: float = option(120.0, "openai: seconds per HTTP request", gt=0)
+    max_retries: int = option(5, "openai: retries per HTTP request (429/5xx/timeouts, with backoff)", ge=0)
+    # where batches run (executors.py); the response cache and the run directory stay with the driver
+    executor: Literal["local", "ray"] = option("local", "local (this process) or ray (model replicas on a Ray cluster)")
+    ray_address: str | None = option(None, "Ray cluster for --executor ray (default: $RAY_ADDRESS, else a local Ray)")
+    ray_replicas: int | None = option(None, "model replicas for --executor ray (default: one per GPU, else one per node)",
+                                      ge=1)
+
+    _comma_lists = field_validator("langs", mode="before")(comma_list)
+
+    def load_options(self) -> LoadOptions:
+        return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length, base_url=self.base_url,
+                           api_key_env=self.api_key_env, concurrency=self.concurrency, timeout=self.request_timeout,
+                           max_retries=self.max_retries)
 
 
 class CKAConfig(RunOptions):
     probe: Literal["cka"] = "cka"
-    data: Path
-    langs: list[str] | None = None
-    limit: int | None = Field(default=None, ge=1, description="facts per language")
-    mode: Literal["first-token", "full"] = "first-token"
+    data: Path = option(DEMO_CKA, "a <lang>.parquet directory (the release layout) or one JSONL/CSV/Parquet file")
+    limit: int | None = option(None, "facts per language (seeded sample)", ge=1)
+    mode: Literal["first-token", "full"] = option(
+        "first-token", "first-token (the paper's) or full (whole-object log-prob)")
     bootstrap_resamples: int = Field(default=10_000, ge=100)
 
 
 class EclekticConfig(RunOptions):
     probe: Literal["eclektic"] = "eclektic"
-    data: Path
-    columns: ColumnMap = Field(default_factory=ColumnMap)
+    data: Path = option(DEMO_ECLEKTIC, "questions: JSONL/CSV/Parquet, one row per question and target language")
+    columns: ColumnMap = option(
+        help="column mapping FIELD=COLUMN,... e.g. source_language=original_lang,target_language=lang,context=content",
+        default_factory=ColumnMap)
     settings: list[Literal["closed-book", "general-hint", "source-language-name", "source-language-title",
-                           "open-book"]] = ["closed-book"]
-    judges: list[str] = Field(default_factory=list, description="judge model specs; majority vote")
-    langs: list[str] | None = None
-    limit: int | None = Field(default=None, ge=1, description="questions (seeded sample)")
-    max_tokens: int = Field(default=64, ge=1)
-    chat: bool | None = Field(default=None, description="None: chat if the model has a chat template")
+                           "open-book"]] = option(
+        ["closed-book"], "comma-separated: closed-book, general-hint, source-language-name, "
+        "source-language-title, open-book", style="comma")
+    judges: list[str] = option(help="judge model spec (repeat for a majority vote)", flag="--judge", style="repeat",
+                               default_factory=list)
+    langs: list[str] | None = option(None, "keep questions whose source and target are in these languages",
+                                     style="comma")
+    limit: int | None = option(None, "questions (seeded sample; all their target languages)", ge=1)
+    max_tokens: int = option(64, "new tokens per answer", ge=1)
+    chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
+                                     "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
-    batch_size: int = Field(default=8, ge=1)
-    figures: bool = True
+    batch_size: int = option(8, "requests per generation batch", ge=1)
+    figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
+
+    _comma_lists = field_validator("langs", "settings", mode="before")(comma_list)
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _parse_columns(cls, value: Any) -> Any:
+        return ColumnMap.parse(value) if isinstance(value, str) else value
 
 
 class OwlConfig(RunOptions):
     probe: Literal["owl"] = "owl"
-    data: Path
-    tasks: list[Literal["direct", "name-cloze", "prefix"]] = ["direct", "name-cloze", "prefix"]
-    perturbations: list[str] | None = Field(default=None, description="None: every one that applies to a task")
-    shots: Literal[0, 1] = 1
-    langs: list[str] | None = None
-    limit: int | None = Field(default=None, ge=1, description="passages (all their language versions)")
-    max_tokens: int = Field(default=100, ge=1)
-    prefix_max_tokens: int = Field(default=200, ge=1)
-    batch_size: int = Field(default=8, ge=1)
+    data: Path = option(DEMO_OWL, "passages: JSONL/CSV/Parquet (see `babelprobe convert owl-release`)")
+    tasks: list[Literal["direct", "name-cloze", "prefix"]] = option(
+        ["direct", "name-cloze", "prefix"], "comma-separated: direct, name-cloze, prefix", style="comma")
+    perturbations: list[Literal["none", "shuffled", "masked", "masked-shuffled"]] | None = option(
+        None, "keep only these: none, shuffled, masked, masked-shuffled (default: every one that applies)",
+        style="comma")
+    shots: Literal[0, 1] = option(1, "1: one-shot demonstration (Moby-Dick), 0: zero-shot")
+    limit: int | None = option(None, "passages (seeded sample; all their language versions)", ge=1)
+    max_tokens: int = option(100, "new tokens for direct probing and name cloze", ge=1)
+    prefix_max_tokens: int = option(200, "new tokens for prefix probing", ge=1)
+    batch_size: int = option(8, "requests per generation batch", ge=1)
     bootstrap_resamples: int = Field(default=10_000, ge=100)
-    figures: bool = True
+    figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
+
+    _comma_lists = field_validator("langs", "tasks", "perturbations", mode="before")(comma_list)
+
+
+DEMO_PARALLEL = BUNDLED_DATA / "polyglot_or_not_parallel.jsonl"
+
+
+def parse_layers(value: Any) -> Any:
+    """'last', 'all' or comma-separated indices ('0,6,-1') as the command line gives them."""
+    if isinstance(value, str) and value not in ("last", "all"):
+        try:
+            return [int(x) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError("last, all, or comma-separated layer indices (0 = embeddings, -1 = last)") from None
+    return value
+
+
+class SimilarityConfig(RunOptions):
+    """Language similarity from the model's hidden states (Shared Path §4.1, App. A and B.4)."""
+
+    probe: Literal["similarity"] = "similarity"
+    data: Path = option(DEMO_PARALLEL, "parallel sentences: a file with id, language, text, or a Polyglot-or-Not "
+                                       "<lang>.parquet directory (first stems)")
+    limit: int | None = option(None, "parallel ids (seeded sample; the same ids in every language)", ge=1)
+    layers: Literal["last", "all"] | list[int] = option(
+        "last", "last, all, or indices e.g. 0,6,-1 (0 = embeddings; every layer's vectors are stored)")
+    pooling: Literal["mean-text", "mean"] = option(
+        "mean-text", "mean-text (the sentence's own tokens) or mean (BOS included)")
+    rank: int | None = option(None, "rank r of the language-specific subspace (default: languages - 1)", ge=1)
+    typology: Literal["lang2vec", "urielplus", "none"] = option(
+        "lang2vec", "typological similarity to correlate with: lang2vec, urielplus, none")
+    figures: bool = option(True, "write the similarity heatmap and the typology plot", style="switch")
+
+    _comma_lists = field_validator("langs", mode="before")(comma_list)
+    _layers = field_validator("layers", mode="before")(parse_layers)

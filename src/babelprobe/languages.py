@@ -1,34 +1,70 @@
-"""Language utilities: writing-system detection from Unicode, and which scripts use no spaces.
+"""Language utilities: writing systems from Unicode script properties, and which scripts use no
+spaces between words.
 
-Scripts are read from the text itself (``unicodedata`` names), never from a per-language table,
-so a Serbian file written in Latin letters is counted as Latin.
+One rule for every family: a character's script is its Unicode ``Script`` property (read with the
+``regex`` module's ``\\p{Script=…}``, never from character names or code-point ranges); letters
+and marks shared by several scripts (``Script=Common``/``Inherited``: the Japanese prolonged
+sound mark ー, combining accents) take their ``Script_Extensions``. Texts are split into units by
+:func:`text_units`: whitespace words in spaced scripts, one grapheme cluster per unit in scripts
+written without spaces (Han, kana, Thai, ...). Hangul is spaced: Korean puts spaces between
+words (eojeol), with particles attached to the word before them.
+
+Scripts are read from the text itself, so a Serbian file written in Latin letters is counted as
+Latin; :func:`language_script` gives the usual script of a language code (CLDR likely subtags)
+where the language, not the text, should decide.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
-# First word of a letter's Unicode name -> ISO 15924 script name.
-_SCRIPT_WORDS = {
-    "LATIN": "Latin", "CYRILLIC": "Cyrillic", "GREEK": "Greek", "ARMENIAN": "Armenian",
-    "GEORGIAN": "Georgian", "HEBREW": "Hebrew", "ARABIC": "Arabic", "DEVANAGARI": "Devanagari",
-    "BENGALI": "Bengali", "GURMUKHI": "Gurmukhi", "GUJARATI": "Gujarati", "TAMIL": "Tamil",
-    "TELUGU": "Telugu", "KANNADA": "Kannada", "MALAYALAM": "Malayalam", "SINHALA": "Sinhala",
-    "THAI": "Thai", "LAO": "Lao", "KHMER": "Khmer", "MYANMAR": "Myanmar", "TIBETAN": "Tibetan",
-    "ETHIOPIC": "Ethiopic", "CJK": "Han", "HIRAGANA": "Hiragana", "KATAKANA": "Katakana",
-    "HANGUL": "Hangul", "ORIYA": "Oriya", "HALFWIDTH": "Katakana",
+import regex
+
+# ISO 15924 code -> Unicode Script property value, for the scripts of living languages
+# (tests check that regex reads both spellings as the same set of characters).
+SCRIPTS: dict[str, str] = {
+    "Latn": "Latin", "Cyrl": "Cyrillic", "Grek": "Greek", "Armn": "Armenian", "Geor": "Georgian",
+    "Hebr": "Hebrew", "Arab": "Arabic", "Syrc": "Syriac", "Thaa": "Thaana", "Nkoo": "Nko", "Adlm": "Adlam",
+    "Tfng": "Tifinagh", "Ethi": "Ethiopic", "Vaii": "Vai", "Cher": "Cherokee", "Cans": "Canadian_Aboriginal",
+    "Mong": "Mongolian", "Deva": "Devanagari", "Beng": "Bengali", "Guru": "Gurmukhi", "Gujr": "Gujarati",
+    "Orya": "Oriya", "Taml": "Tamil", "Telu": "Telugu", "Knda": "Kannada", "Mlym": "Malayalam",
+    "Sinh": "Sinhala", "Olck": "Ol_Chiki", "Thai": "Thai", "Laoo": "Lao", "Khmr": "Khmer", "Mymr": "Myanmar",
+    "Tibt": "Tibetan", "Tale": "Tai_Le", "Talu": "New_Tai_Lue", "Lana": "Tai_Tham", "Tavt": "Tai_Viet",
+    "Bali": "Balinese", "Java": "Javanese", "Sund": "Sundanese", "Hani": "Han", "Kana": "Katakana", "Hira": "Hiragana",
+    "Bopo": "Bopomofo", "Hang": "Hangul", "Yiii": "Yi",
 }
-# Scripts whose writing puts no space between words (a continuation is appended directly).
-UNSPACED_SCRIPTS = frozenset({"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"})
+# Scripts whose writing puts no space between words (a continuation is appended directly, and a
+# text's units are its characters).
+UNSPACED_SCRIPTS = frozenset({
+    "Han", "Hiragana", "Katakana", "Bopomofo", "Yi", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan",
+    "Tai_Le", "New_Tai_Lue", "Tai_Tham", "Tai_Viet", "Balinese", "Javanese",
+})
+# ISO 15924 codes of writing systems that combine scripts, named by the script a language shares
+# with others: Japanese (Jpan = Han + kana) shares Han with Chinese (ECLeKTiC §4.2 reads zh<->ja
+# as a same-script pair); modern Korean (Kore = Hangul + Han) is written in Hangul.
+_COMBINED = {"Jpan": "Han", "Hans": "Han", "Hant": "Han", "Hanb": "Han", "Kore": "Hangul"}
+
+_SCRIPT_OF = regex.compile("|".join(rf"(?P<{name}>\p{{Script={name}}})" for name in SCRIPTS.values()))
+_EXTENSION_OF = regex.compile("|".join(rf"(?P<{name}>\p{{Script_Extensions={name}}})" for name in SCRIPTS.values()))
+_SHARED = regex.compile(r"[\p{Script=Common}\p{Script=Inherited}]")
 
 
+@lru_cache(maxsize=4096)
 def char_script(ch: str) -> str | None:
-    """Script of one letter, or None for digits, punctuation, spaces and unknown letters."""
-    if not unicodedata.category(ch).startswith("L"):
+    """Unicode script of one letter or mark (letters and marks shared by several scripts: the
+    first listed of their Script_Extensions); None for digits, punctuation, symbols, spaces and
+    letters of scripts not in ``SCRIPTS``."""
+    if unicodedata.category(ch)[0] not in "LM":
         return None
-    name = unicodedata.name(ch, "")
-    return _SCRIPT_WORDS.get(name.split(" ")[0]) if name else None
+    found = _SCRIPT_OF.match(ch) or (_EXTENSION_OF.match(ch) if _SHARED.match(ch) else None)
+    return found.lastgroup if found else None
+
+
+def is_unspaced(ch: str) -> bool:
+    """A letter or mark of a script written without spaces between words."""
+    return char_script(ch) in UNSPACED_SCRIPTS
 
 
 def detect_script(text: str) -> str:
@@ -36,24 +72,114 @@ def detect_script(text: str) -> str:
 
     Mixed texts (a Latin brand name in a Cyrillic sentence; Han with kana in Japanese) are
     labelled by the script with the most letters."""
-    counts = Counter(s for s in map(char_script, text) if s)
+    counts = Counter(s for ch in text if unicodedata.category(ch)[0] == "L" and (s := char_script(ch)))
     if not counts:
         return "Unknown"
     return counts.most_common(1)[0][0]
 
 
+def language_script(code: str) -> str | None:
+    """Unicode script of a language's usual writing system from its code (CLDR likely subtags
+    through langcodes, offline): 'ja' -> 'Han', 'zh-TW' -> 'Han', 'ko' -> 'Hangul', 'sr' ->
+    'Cyrillic', 'sr-Latn' -> 'Latin'; None for a code CLDR does not know."""
+    import langcodes
+
+    try:
+        language = langcodes.Language.get(code)
+        if not language.language or language.display_name("en").startswith("Unknown language"):
+            return None  # maximize() would fill in und's defaults (Latn)
+        iso = language.maximize().script
+    except (ValueError, LookupError):
+        return None
+    return (_COMBINED.get(iso) or SCRIPTS.get(iso)) if iso else None
+
+
 def joins_without_space(text_before: str) -> bool:
     """True when the next word follows ``text_before`` with no space: it already ends in
-    whitespace, or its last letter is of a script written without spaces."""
+    whitespace, or its last letter (punctuation skipped) is of a script written without spaces."""
     if not text_before or text_before[-1].isspace():
         return True
     for ch in reversed(text_before):
-        script = char_script(ch)
-        if script is not None:
+        category = unicodedata.category(ch)[0]
+        if category in "LM":
+            script = char_script(ch)
+            if category == "M" and script not in UNSPACED_SCRIPTS and _SHARED.match(ch):
+                continue  # a combining accent: its base letter decides
             return script in UNSPACED_SCRIPTS
-        if not unicodedata.category(ch).startswith("P"):
+        if category != "P":
             return False
     return False
+
+
+def _runs(chunk: str) -> list[str]:
+    """Units of one whitespace-free chunk: each grapheme cluster of an unspaced script alone,
+    maximal runs of everything else together."""
+    units: list[str] = []
+    spaced_run = ""
+    for cluster in regex.findall(r"\X", chunk):
+        if is_unspaced(cluster[0]):
+            if spaced_run:
+                units.append(spaced_run)
+                spaced_run = ""
+            units.append(cluster)
+        else:
+            spaced_run += cluster
+    if spaced_run:
+        units.append(spaced_run)
+    return units
+
+
+def unit_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each unit of ``text`` (see :func:`text_units`)."""
+    spans = []
+    for chunk in regex.finditer(r"\S+", text):
+        if not any(map(is_unspaced, chunk.group())):
+            spans.append(chunk.span())
+            continue
+        start = chunk.start()
+        for unit in _runs(chunk.group()):
+            spans.append((start, start + len(unit)))
+            start += len(unit)
+    return spans
+
+
+def text_units(text: str) -> list[str]:
+    """The script's units of ``text``: whitespace-separated words in spaced scripts (exactly
+    ``text.split()`` for a text with no unspaced letter), and one grapheme cluster per unit in
+    scripts written without spaces, where no word boundary is marked ('吾輩は猫' -> 4 units;
+    a Latin word or punctuation inside such text stays one unit)."""
+    return [text[a:b] for a, b in unit_spans(text)]
+
+
+def script_runs(text: str) -> list[tuple[str | None, str]]:
+    """Units of ``text`` with consecutive units of one unspaced script merged into a run, each
+    labelled with its script ('トビアスです' -> [('Katakana', 'トビアス'), ('Hiragana', 'です')]);
+    spaced words are labelled None. A letter shared by several scripts (ー) continues the run
+    before it."""
+    runs: list[tuple[str | None, str]] = []
+    runs_end = -1  # where the last run ends: runs join only across no whitespace
+    for start, end in unit_spans(text):
+        unit = text[start:end]
+        script = char_script(unit[0]) if is_unspaced(unit[0]) else None
+        previous = runs[-1] if runs else None
+        joined = previous is not None and previous[0] is not None and runs_end == start
+        if joined and script is not None and (script == previous[0] or _SHARED.match(unit[0])):
+            runs[-1] = (previous[0], previous[1] + unit)
+        else:
+            runs.append((script, unit))
+        runs_end = end
+    return runs
+
+
+def join_units(units: list[str]) -> str:
+    """Units back into text: a space between two units unless one side is of a script written
+    without spaces (for spaced texts this is ``" ".join(units)``)."""
+    out = ""
+    for unit in units:
+        if out and not is_unspaced(out[-1]) and not is_unspaced(unit[0]):
+            out += " "
+        out += unit
+    return out
 
 
 def language_name(code: str) -> str:

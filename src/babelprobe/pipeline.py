@@ -1,35 +1,37 @@
-"""Probe runs end to end: validate the data, load the model, answer, store, summarise.
+"""One run of any probe family end to end: validate the data, load the model(s), answer, (judge),
+store, summarise. The family (families/) says what to load, which probes to run and how to
+summarise; this module does the rest the same way for every family.
 
 Summaries are computed from the stored items.parquet, never from memory, so ``babelprobe
-report`` on a run directory gives the same tables."""
+report`` on a run directory (``read_run``) gives the same tables."""
 
 from __future__ import annotations
 
-import random
+import importlib.util
+import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from babelprobe import store
-from babelprobe.analysis.cka import summarise_cka
-from babelprobe.analysis.eclektic import summarise_eclektic
-from babelprobe.analysis.owl import summarise_owl
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, RunOptions
-from babelprobe.data.cka import load_cka_facts
-from babelprobe.data.eclektic import load_eclektic
-from babelprobe.data.owl import load_owl
-from babelprobe.models import load_backend
-from babelprobe.models.base import Backend, request_key
+from babelprobe.config import RunOptions
+from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.executors import Executor, RayExecutor
+from babelprobe.families import get_family
+from babelprobe.families.base import Family, Plan
+from babelprobe.models.base import Backend, Usage
+from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
-from babelprobe.probes.cka import CKAProbe
-from babelprobe.probes.eclektic import EclekticProbe, judge_request, with_judgements
-from babelprobe.probes.owl import PERTURBATIONS, OwlProbe
-from babelprobe.runner import ProbeRun, Runner, RunnerStats, run_probe
+from babelprobe.runner import Runner, RunnerStats, run_probe
+
+
+class RunError(ValueError):
+    """A problem the user can fix (model spec, --out, backend capabilities), in one line."""
 
 
 @dataclass
@@ -45,17 +47,62 @@ def data_files(sources: set[str]) -> dict[str, str]:
     return {p: sha256_file(Path(p)) for p in sorted(paths)}
 
 
-def sample_groups(items: list, key, limit: int | None, seed: int) -> list:
-    """Keep ``limit`` groups (a question, a passage: all their language versions), seeded."""
-    groups = sorted({key(i) for i in items})
-    if limit is None or limit >= len(groups):
+def load_items(family: Family, config: RunOptions) -> list:
+    """The family's validated items; an empty result (an empty file, or --langs keeping nothing) is
+    a DatasetError naming the file and the filter, for every family."""
+    items = family.load(config)
+    if items:
         return items
-    keep = set(random.Random(seed).sample(groups, limit))
-    return [i for i in items if key(i) in keep]
+    if config.langs and family.load(config.model_copy(update={"langs": None})):
+        message = f"no {family.item_noun} left after --langs {','.join(config.langs)}"
+    else:
+        message = f"no {family.item_noun}: the dataset is empty"
+    raise DatasetError([Problem(str(config.data), None, None, message)])
 
 
-def _backend(config: RunOptions, spec: str) -> Backend:
-    return load_backend(spec, device=config.device, dtype=config.dtype, max_length=config.max_length)
+def _hf_path_like(target: str) -> bool:
+    """A hub id is 'name' or 'org/name' (+ '@revision'); anything else after hf: is a directory."""
+    target = target.partition("@")[0]
+    return target.startswith(("/", ".", "~")) or target.count("/") > 1
+
+
+def check_model_spec(spec: str) -> None:
+    """The checks that need no loading, made before anything is written."""
+    scheme, _, target = spec.partition(":")
+    if scheme == "hf" and _hf_path_like(target) and not Path(target).expanduser().is_dir():
+        raise RunError(f"model {spec}: {target} is neither an existing directory nor a hub id (ORG/NAME)")
+
+
+def load_model(spec: str, config: RunOptions) -> Backend:
+    """Load a backend; a failure is one line naming the spec (RunError), never a traceback."""
+    from babelprobe.models import load_backend
+
+    check_model_spec(spec)
+    try:
+        return load_backend(spec, options=config.load_options())
+    except (OSError, ValueError, ImportError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(f"model {spec} could not be loaded: {first_line}") from exc
+
+
+def check_request_kinds(backend: Backend, kinds: frozenset[str], what: str) -> None:
+    """Before any request: the backend must answer every kind (models/registry.py names the
+    kind, the backend, why, and the engines that can)."""
+    try:
+        check_supported(backend, kinds, what)
+    except UnsupportedKind as exc:
+        raise RunError(str(exc)) from exc
+
+
+def prepare_out(config: RunOptions) -> None:
+    if config.out.exists() and not config.out.is_dir():
+        raise RunError(f"--out {config.out}: is a file, not a directory")
+    try:
+        store.prepare_run_dir(config.out, config.overwrite)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise RunError(f"--out {config.out}: cannot write there ({exc.strerror or exc})") from exc
 
 
 @contextmanager
@@ -68,144 +115,121 @@ def _cache(config: RunOptions) -> Iterator[ResponseCache | None]:
             cache.close()
 
 
-def _finish(config: RunOptions, backend: Backend, records: list[BaseModel], summarise, sources: set[str],
-            stats: RunnerStats, errors: int, timings: dict[str, float], judges: list[Backend] = (),
-            **manifest_fields) -> RunOutcome:
+@contextmanager
+def executor_for(config: RunOptions, backend: Backend) -> Iterator[Executor | None]:
+    """None (the runner answers in this process) or Ray replicas of ``config.model`` (executors.py)."""
+    if config.executor == "local":
+        yield None
+        return
+    if importlib.util.find_spec("ray") is None:
+        raise RunError('--executor ray needs ray: pip install "babelprobe[ray]"')
+    executor = RayExecutor(config.model, config.load_options(), fingerprint_key=backend.fingerprint.key(),
+                           address=config.ray_address, replicas=config.ray_replicas)
+    try:
+        executor.__enter__()
+    except RuntimeError as exc:  # not enough room in the cluster, or replicas unlike the driver
+        raise RunError(str(exc)) from exc
+    try:
+        yield executor
+    finally:
+        executor.__exit__()
+
+
+def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress: bool = False) -> RunOutcome:
+    """Run ``config.probe``'s family. ``backends`` maps model specs to loaded backends a caller
+    wants reused (tests, notebooks); any other spec the run needs is loaded here."""
+    family = get_family(config.probe)
+    t_start = time.perf_counter()
+    items = load_items(family, config)  # validates before anything is written or loaded
+    specs = [config.model] + (family.second_stage.models(config) if family.second_stage else [])
+    for spec in specs:
+        check_model_spec(spec)
+    prepare_out(config)
+    t_load = time.perf_counter()
+    loaded = dict(backends or {})
+    for spec in specs:
+        if spec not in loaded:
+            loaded[spec] = load_model(spec, config)
+    backend = loaded[config.model]
+    timings = {"model_load": time.perf_counter() - t_load}
+    plans: list[Plan] = family.plans(config, backend, items)
+    for plan in plans:
+        check_request_kinds(backend, plan.request_kinds, f"probe {config.probe} ({plan.probe.name})")
+    stage = family.second_stage
+    stage_backends = [loaded[spec] for spec in stage.models(config)] if stage else []
+    for judge in stage_backends:
+        check_request_kinds(judge, stage.request_kinds, f"the {config.probe} {stage.name} stage")
+
+    pairs = []
+    with _cache(config) as cache, executor_for(config, backend) as executor:
+        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress, executor=executor)
+        for plan in plans:
+            result = run_probe(plan.probe, plan.items, runner)
+            pairs += list(zip(plan.items, result.records))
+            timings.update({key if plan.label is None else f"{plan.label}:{key}": seconds
+                            for key, seconds in result.seconds.items()})
+        if stage is not None:
+            t_stage = time.perf_counter()
+            if stage_backends:
+                pairs = stage.run(config, pairs, stage_backends,
+                                  lambda b: Runner(b, cache=cache, batch_size=config.batch_size, progress=progress))
+            timings[stage.name] = time.perf_counter() - t_stage
+    records = [record for _, record in pairs]
+    timings["total"] = time.perf_counter() - t_start
+    outcome = _finish(family, config, backend, records, {i.source for i in items}, runner.stats, timings,
+                      stage_backends)
+    family.write_outputs(outcome.summary, config)
+    if getattr(config, "figures", False):
+        family.figures(outcome.summary, config.out)
+    return outcome
+
+
+def _finish(family: Family, config: RunOptions, backend: Backend, records: list[BaseModel], sources: set[str],
+            stats: RunnerStats, timings: dict[str, float], judges: list[Backend]) -> RunOutcome:
     """Write items, then the summary computed from the stored items, then the manifest (last)."""
     store.write_items(config.out, records)
     t0 = time.perf_counter()
-    summary = summarise(store.read_items(config.out))
+    summary = family.summarise(store.read_items(config.out), config)
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
+    usage = [u for u in (getattr(b, "usage", None) for b in (backend, *judges)) if u is not None]
     manifest = store.new_manifest(
         probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
         model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],
-        data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records), errors=errors,
+        data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records),
+        errors=sum(r.error is not None for r in records),
         requests=store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
                                      computed=stats.computed, failed=stats.failed, batches=stats.batches),
-        **manifest_fields,
+        usage=Usage(**{f: sum(getattr(u, f) for u in usage) for f in Usage.model_fields}) if usage else None,
+        **family.manifest_fields(config),
     )
     store.write_json(config.out / store.MANIFEST, manifest)
     return RunOutcome(config.out, manifest, summary)
 
 
-def run_cka(config: CKAConfig, backend: Backend | None = None, progress: bool = False) -> RunOutcome:
-    """Run the CKA probe; ``backend`` lets a caller reuse a loaded model (tests, notebooks)."""
-    t_start = time.perf_counter()
-    facts = load_cka_facts(config.data, config.langs, config.limit, config.seed)  # validates first
-    store.prepare_run_dir(config.out, config.overwrite)
-    t_load = time.perf_counter()
-    backend = backend or _backend(config, config.model)
-    load_seconds = time.perf_counter() - t_load
-    with _cache(config) as cache:
-        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
-        result = run_probe(CKAProbe(config.mode), facts, runner)
-    timings = {"model_load": load_seconds, **result.seconds, "total": time.perf_counter() - t_start}
-    return _finish(config, backend, result.records,
-                   lambda items: summarise_cka(items, config.bootstrap_resamples, config.seed),
-                   {f.source for f in facts}, runner.stats, result.errors, timings)
+@dataclass
+class StoredRun:
+    family: Family
+    manifest: store.Manifest
+    config: RunOptions
+    summary: BaseModel
 
 
-def run_eclektic(config: EclekticConfig, backend: Backend | None = None,
-                 judges: dict[str, Backend] | None = None, progress: bool = False) -> RunOutcome:
-    """Answer every question in every setting, then have each judge rule on every answer."""
-    t_start = time.perf_counter()
-    rows = load_eclektic(config.data, config.columns, need_context="open-book" in config.settings,
-                         langs=config.langs, need_target_context=bool(config.judges))
-    rows = sample_groups(rows, lambda r: r.q_id, config.limit, config.seed)
-    store.prepare_run_dir(config.out, config.overwrite)
-    t_load = time.perf_counter()
-    backend = backend or _backend(config, config.model)
-    judges = dict(judges or {})
-    for spec in config.judges:
-        if spec not in judges:
-            judges[spec] = backend if spec == config.model else _backend(config, spec)
-    judge_backends = [judges[s] for s in config.judges]
-    chat = backend.has_chat_template if config.chat is None else config.chat
-    if chat and not backend.has_chat_template:
-        raise ValueError(f"--chat: {backend.fingerprint.spec} has no chat template")
-    timings = {"model_load": time.perf_counter() - t_load}
-    records = []
-    with _cache(config) as cache:
-        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
-        for setting in config.settings:
-            probe = EclekticProbe(setting, chat=chat, max_tokens=config.max_tokens)
-            result: ProbeRun = run_probe(probe, rows, runner)
-            records += list(zip(rows, result.records))
-            for key, value in result.seconds.items():
-                timings[f"{setting}:{key}"] = value
-        t_judge = time.perf_counter()
-        if judge_backends:
-            records = _judge(records, judge_backends, cache, config, progress)
-        timings["judge"] = time.perf_counter() - t_judge
-    final = [record for _, record in records]
-    errors = sum(r.error is not None for r in final)
-    timings["total"] = time.perf_counter() - t_start
-    outcome = _finish(config, backend, final, lambda items: summarise_eclektic(items, config.judges, seed=config.seed),
-                      {r.source for r in rows}, runner.stats, errors, timings, judge_backends)
-    if config.figures:
-        from babelprobe.report.figures import eclektic_figures
-
-        eclektic_figures(outcome.summary, config.out)
-    return outcome
-
-
-def _judge(records, judges: list[Backend], cache, config: EclekticConfig, progress: bool):
-    """Every answered record gets one verdict per judge; a judge that fails makes it an error."""
-    answered = [i for i, (_, rec) in enumerate(records) if rec.error is None]
-    verdicts: dict[int, list[str]] = {i: [] for i in answered}
-    failures: dict[int, str] = {}
-    for judge in judges:
-        requests = {i: judge_request(records[i][0], records[i][1].prediction or "", judge.has_chat_template,
-                                     config.judge_max_tokens) for i in answered}
-        runner = Runner(judge, cache=cache, batch_size=config.batch_size, progress=progress)
-        outcomes = runner.run(requests.values())
-        for i, request in requests.items():
-            got = outcomes[request_key(request)]
-            if got.error:
-                failures[i] = f"judge {judge.fingerprint.spec} failed: {got.error}"
-            else:
-                verdicts[i].append(got.response.text)
-    out = []
-    for i, (row, rec) in enumerate(records):
-        if i in failures:
-            rec = rec.model_copy(update={"error": failures[i]})
-        elif i in verdicts:
-            rec = with_judgements(rec, verdicts[i])
-        out.append((row, rec))
-    return out
-
-
-def run_owl(config: OwlConfig, backend: Backend | None = None, progress: bool = False) -> RunOutcome:
-    """Every task in every perturbation that applies to it, on every passage version."""
-    t_start = time.perf_counter()
-    items = load_owl(config.data, config.langs)
-    items = sample_groups(items, lambda i: (i.book_id, i.passage_id), config.limit, config.seed)
-    plans = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
-             if config.perturbations is None or p in config.perturbations]
-    if not plans:
-        raise ValueError(f"no perturbation of {config.perturbations} applies to the tasks {config.tasks}")
-    store.prepare_run_dir(config.out, config.overwrite)
-    t_load = time.perf_counter()
-    backend = backend or _backend(config, config.model)
-    timings = {"model_load": time.perf_counter() - t_load}
-    records, errors = [], 0
-    with _cache(config) as cache:
-        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress)
-        for task, perturbation in plans:
-            probe = OwlProbe(task, perturbation, config.shots, chat=backend.has_chat_template, seed=config.seed,
-                             max_tokens=config.prefix_max_tokens if task == "prefix" else config.max_tokens)
-            result = run_probe(probe, [i for i in items if probe.applies(i)], runner)
-            records += result.records
-            errors += result.errors
-            timings[f"{task}/{perturbation}"] = result.seconds["requests"]
-    timings["total"] = time.perf_counter() - t_start
-    outcome = _finish(config, backend, records,
-                      lambda stored: summarise_owl(stored, config.bootstrap_resamples, config.seed),
-                      {i.source for i in items}, runner.stats, errors, timings,
-                      length_tokenizer="o200k_base (bpe-openai)")
-    if config.figures:
-        from babelprobe.report.figures import owl_figures
-
-        owl_figures(outcome.summary, config.out)
-    return outcome
+def read_run(run_dir: Path) -> StoredRun:
+    """A finished run directory and its summary recomputed from items.parquet, by the family the
+    manifest names. FileNotFoundError or ValueError (one line) for anything else."""
+    try:
+        manifest = store.read_manifest(run_dir)
+    except (ValidationError, json.JSONDecodeError) as exc:
+        raise RunError(f"{run_dir}: {store.MANIFEST} is not a babelprobe manifest ({type(exc).__name__})") from exc
+    try:
+        family = get_family(manifest.probe)
+    except ValueError as exc:
+        raise RunError(f"{run_dir}: a run of {exc}") from exc
+    try:
+        config = family.config.model_validate(manifest.config)
+    except ValidationError as exc:
+        raise RunError(f"{run_dir}: the manifest's config is not a {family.name} config "
+                       f"({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})") from exc
+    summary = family.summarise(store.read_items(run_dir), config)
+    return StoredRun(family, manifest, config, summary)

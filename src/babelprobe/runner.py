@@ -1,5 +1,6 @@
 """Everything between probes and backends: de-duplication, the response cache, batching,
-retries, progress, and errors recorded as errors.
+retries, progress, and errors recorded as errors. Where batches are answered (this process, or
+model replicas on a Ray cluster) is the executor's business (executors.py).
 
 Batches are cut from the *whole* de-duplicated, length-sorted request list, before the cache is
 consulted. A batch is either fully cached (skipped) or computed and cached in one transaction, so
@@ -16,7 +17,8 @@ from typing import Generic, Iterable, Protocol, Sequence, TypeVar
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from babelprobe.models.base import Backend, Request, Response, answer, request_key
+from babelprobe.executors import Executor, LocalExecutor, Results
+from babelprobe.models.base import Backend, Request, RequestFailure, Response, request_key
 from babelprobe.models.cache import ResponseCache
 
 Item = TypeVar("Item")
@@ -75,41 +77,29 @@ class Runner:
         batch_size: int = 32,
         retries: int = 1,
         progress: bool = False,
+        executor: Executor | None = None,
     ):
         self.backend = backend
+        # where batches are answered (executors.py): this process unless told otherwise
+        self.executor = executor or LocalExecutor(backend, retries)
         self.cache = cache
         self.batch_size = batch_size
-        self.retries = retries
         self.progress = progress
         self.stats = RunnerStats()
         self._fingerprint = backend.fingerprint.key()
 
-    def _call(self, kind: str, batch: Sequence[Request]) -> list[Response]:
-        for attempt in range(self.retries + 1):
-            try:
-                return answer(self.backend, kind, batch)
-            except Exception:
-                if attempt == self.retries:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _compute(self, batch: list[Request], outcomes: dict[str, Outcome]) -> None:
-        kind = batch[0].kind
+    def _record(self, batch: list[Request], results: Results, outcomes: dict[str, Outcome]) -> None:
+        """Cache a finished batch's answers in one transaction; failures become errors, uncached."""
         keys = [request_key(r) for r in batch]
-        try:
-            responses = self._call(kind, batch)
-            done = list(zip(keys, responses))
-        except Exception:
-            # Isolate the failing request(s): the rest of the batch is still answered.
-            done = []
-            for key, request in zip(keys, batch):
-                try:
-                    done.append((key, self._call(kind, [request])[0]))
-                except Exception as exc:  # errors are data, never wrong answers
-                    outcomes[key] = Outcome(error=f"{type(exc).__name__}: {exc}")
-                    self.stats.failed += 1
+        done = []
+        for key, result in zip(keys, results):
+            if isinstance(result, RequestFailure):  # an error, never cached
+                outcomes[key] = Outcome(error=result.error)
+                self.stats.failed += 1
+            else:
+                done.append((key, result))
         if self.cache is not None and done:
-            self.cache.put_many(self._fingerprint, kind, done)
+            self.cache.put_many(self._fingerprint, batch[0].kind, done)
         for key, response in done:
             outcomes[key] = Outcome(response=response)
         self.stats.computed += len(done)
@@ -139,8 +129,8 @@ class Runner:
             transient=True,
         ) as bar:
             task = bar.add_task("requests", total=total)
-            for batch in pending:
-                self._compute(batch, outcomes)
+            for batch, results in self.executor.run(pending):
+                self._record(batch, results, outcomes)
                 self.stats.batches += 1
                 bar.advance(task, len(batch))
         self.stats.seconds += time.perf_counter() - start
@@ -148,9 +138,12 @@ class Runner:
 
 
 class Probe(Protocol[Item, Record]):
-    """A probe turns items into requests and responses into records; it never calls a model."""
+    """A probe turns items into requests and responses into records; it never calls a model.
+    ``request_kinds`` names the request kinds it sends, so that a backend that cannot answer
+    them is refused before anything is sent."""
 
     name: str
+    request_kinds: frozenset[str]
 
     def requests(self, item: Item) -> list[Request]: ...
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from babelprobe.models.base import Fingerprint
+from babelprobe.models.base import Fingerprint, Usage
 from babelprobe.versions import installed_versions
 
 ITEMS, SUMMARY, MANIFEST = "items.parquet", "summary.json", "manifest.json"
@@ -50,6 +50,7 @@ class Manifest(BaseModel):
     errors: int
     requests: RequestCounts
     platform: str
+    usage: Usage | None = None  # tokens billed by a served model in this run (openai: backend)
 
 
 def package_versions() -> dict[str, str]:
@@ -111,6 +112,8 @@ def read_items(run_dir: str | Path) -> pd.DataFrame:
 
 def read_manifest(run_dir: str | Path) -> Manifest:
     path = Path(run_dir) / MANIFEST
+    if not Path(run_dir).is_dir():
+        raise FileNotFoundError(f"{run_dir}: no such run directory")
     if not path.exists():
         raise FileNotFoundError(f"{run_dir}: no {MANIFEST}: the run did not finish")
     return Manifest.model_validate(json.loads(path.read_text()))

@@ -16,6 +16,7 @@ class Interval(BaseModel):
     low: float
     high: float
     n: int
+    degenerate: bool = False  # no spread to resample (empty, one value, all values equal): [mean, mean] is not a CI
 
     @property
     def half_width(self) -> float:
@@ -31,13 +32,15 @@ def bootstrap_ci(
 ) -> Interval:
     """Percentile bootstrap interval of the mean, seeded (scipy.stats.bootstrap).
 
-    Degenerate samples (one value, or all values equal) get the point interval [mean, mean]."""
+    Degenerate samples (none, one value, or all values equal: every fact known, or none) get the
+    point interval [mean, mean] flagged ``degenerate``: resampling them says nothing about the
+    uncertainty, and a "+/- 0" must not be averaged in as if it were measured."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
-        return Interval(mean=math.nan, low=math.nan, high=math.nan, n=0)
+        return Interval(mean=math.nan, low=math.nan, high=math.nan, n=0, degenerate=True)
     mean = float(data.mean())
     if data.size == 1 or np.all(data == data[0]):
-        return Interval(mean=mean, low=mean, high=mean, n=int(data.size))
+        return Interval(mean=mean, low=mean, high=mean, n=int(data.size), degenerate=True)
     # batch bounds memory: n_resamples x n indices at once would be GBs for 26k facts.
     batch = max(1, min(n_resamples, 20_000_000 // data.size))
     result = stats.bootstrap(

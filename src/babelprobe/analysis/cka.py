@@ -20,6 +20,7 @@ class GroupAccuracy(BaseModel):
     ci_high: float
     half_width: float
     script: str | None = None
+    degenerate: bool = False  # every fact known or none (or n <= 1): the +/- 0 is not a measured CI
 
 
 class ScriptTest(BaseModel):
@@ -37,9 +38,12 @@ class CKASummary(BaseModel):
     n_errors: int
     languages: list[GroupAccuracy]
     multilingual_accuracy: float  # plain mean of the per-language accuracies (Table 1)
-    multilingual_half_width: float  # mean of the per-language 95% half-widths (Table 1)
+    # mean of the per-language 95% half-widths (Table 1), over the languages whose CI is not degenerate
+    multilingual_half_width: float
     script_test: ScriptTest | None
     relations: list[GroupAccuracy]
+    # languages left out of multilingual_half_width: their "+/- 0" would shrink it (all of them: it is 0)
+    degenerate_languages: list[str] = []
 
 
 def _group_accuracy(name: str, group: pd.DataFrame, n_resamples: int, seed: int) -> GroupAccuracy:
@@ -47,7 +51,7 @@ def _group_accuracy(name: str, group: pd.DataFrame, n_resamples: int, seed: int)
     ci = bootstrap_ci(scored["known"].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
     return GroupAccuracy(
         group=name, n=len(scored), errors=len(group) - len(scored), accuracy=ci.mean,
-        ci_low=ci.low, ci_high=ci.high, half_width=ci.half_width,
+        ci_low=ci.low, ci_high=ci.high, half_width=ci.half_width, degenerate=ci.degenerate,
     )
 
 
@@ -55,8 +59,8 @@ def script_test(items: pd.DataFrame, language_script: dict[str, str]) -> ScriptT
     scored = items[items["error"].isna()]
     scripts = scored["language"].map(language_script)
     table = pd.crosstab(scripts, scored["known"].astype(bool)).reindex(columns=[True, False], fill_value=0)
-    if len(table) < 2:
-        return None
+    if len(table) < 2 or (table.sum(axis=0) == 0).any():
+        return None  # one script, or every scored fact known (or none): nothing to test
     chi2, p, dof, _ = stats.chi2_contingency(table.to_numpy())
     return ScriptTest(
         chi2=float(chi2), p_value=float(p), dof=int(dof),
@@ -79,10 +83,12 @@ def summarise_cka(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
     ]
     scored_languages = [lang for lang in languages if lang.n]
     mean = sum(lang.accuracy for lang in scored_languages) / max(1, len(scored_languages))
-    half = sum(lang.half_width for lang in scored_languages) / max(1, len(scored_languages))
+    measured = [lang for lang in scored_languages if not lang.degenerate]
+    half = sum(lang.half_width for lang in measured) / max(1, len(measured))
     return CKASummary(
         mode=str(items["mode"].iat[0]) if len(items) else "",
         n_items=len(items), n_errors=int(items["error"].notna().sum()), languages=languages,
         multilingual_accuracy=mean, multilingual_half_width=half,
         script_test=script_test(items, language_script), relations=relations,
+        degenerate_languages=[lang.group for lang in scored_languages if lang.degenerate],
     )

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from scipy.stats import norm
 
 from babelprobe.analysis.bootstrap import cluster_ratio_ci
+from babelprobe.languages import language_script
 
 Z95 = float(norm.ppf(0.975))
 
@@ -107,6 +108,31 @@ def language_matrices(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFram
     return out
 
 
+def pair_counts(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """How many pairs each cell of ``language_matrices`` averages (the diagonal: source questions)."""
+    out: dict[str, dict[str, int]] = {}
+    for (s_lang, t_lang), cell in pairs.groupby(["source_language", "target_language"]):
+        out.setdefault(str(s_lang), {})[str(t_lang)] = len(cell)
+    src_lang = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["source_language"]
+    for s_lang, scores in source.groupby(src_lang.reindex(source.index)):
+        out.setdefault(str(s_lang), {})[str(s_lang)] = len(scores)
+    return out
+
+
+def by_language(items: pd.DataFrame) -> dict[str, dict[str, TransferScores]]:
+    """Per language, the setting's scores over the pairs whose source is that language
+    ("as source") and over the pairs whose target is it ("as target"), with the same margins as
+    the overall scores (judge if judged, else the string metric). For the language profile."""
+    items = items.reset_index(drop=True)
+    judged = "judge_correct" in items and items["judge_correct"].notna().any()
+    pairs, source = pair_table(items, "judge_correct" if judged else "recall")
+    out: dict[str, dict[str, TransferScores]] = {}
+    for role, column in (("as source", "source_language"), ("as target", "target_language")):
+        for lang, group in pairs.groupby(column):
+            out.setdefault(str(lang), {})[role] = transfer_scores(group, source)
+    return out
+
+
 class SettingSummary(BaseModel):
     setting: str
     items: int
@@ -116,6 +142,7 @@ class SettingSummary(BaseModel):
     judge: TransferScores | None
     same_script: dict[str, TransferScores]  # "same" / "cross" -> scores (judge if judged, else string)
     matrices: dict[str, dict[str, dict[str, dict[str, float]]]]  # metric -> overall/transfer -> s -> t
+    pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
 
 
 class EclekticSummary(BaseModel):
@@ -123,7 +150,17 @@ class EclekticSummary(BaseModel):
     judges: list[str]
 
 
+def row_scripts(items: pd.DataFrame) -> pd.Series:
+    """Script of each row's target language for same- vs cross-script pairs (§4.2):
+    languages.language_script (ja and zh both Han), the stored script (read from the question's
+    text) only where the language code names none."""
+    known = {lang: language_script(lang) for lang in items["target_language"].unique()}
+    return pd.Series([known[lang] or stored for lang, stored in zip(items["target_language"], items["script"])],
+                     index=items.index)
+
+
 def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> SettingSummary:
+    items = items.reset_index(drop=True)  # pairs keep the items' row labels
     judged = "judge_correct" in items and items["judge_correct"].notna().any()
     metrics = {"string": "recall", "string_compat": "recall_compat"}
     if judged:
@@ -135,14 +172,15 @@ def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 
         matrices[name] = language_matrices(pairs, source, items)
     main = "judge_correct" if judged else "recall"
     pairs, source = pair_table(items, main)
-    script_of = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["script"]
-    same = pairs["script"].to_numpy() == pairs["q_id"].map(script_of).to_numpy()
+    script = row_scripts(items)
+    source_script = script[items["is_source"]].groupby(items["q_id"]).first()
+    same = (script[pairs.index] == pairs["q_id"].map(source_script)).to_numpy()
     by_script = {label: transfer_scores(pairs[mask], source, resamples, seed)
                  for label, mask in (("same", same), ("cross", ~same)) if np.any(mask)}
     return SettingSummary(
         setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
         string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
-        same_script=by_script, matrices=matrices,
+        same_script=by_script, matrices=matrices, pair_counts=pair_counts(pairs, source, items),
     )
 
 
@@ -165,7 +203,8 @@ def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame,
     rows = load_eclektic(path, ColumnMap.parse(columns), predictions=True)
     items = pd.DataFrame([{
         "q_id": r.q_id, "source_language": r.source_language, "target_language": r.target_language,
-        "is_source": r.is_source, "setting": "rescored", "script": detect_script(r.question or r.answer),
+        "is_source": r.is_source, "setting": "rescored",
+        "script": language_script(r.target_language) or detect_script(r.question or r.answer),
         "answer": r.answer, "prediction": r.prediction,
         "recall": word_recall(r.answer, r.prediction or "", r.target_language, "normalized"),
         "recall_compat": word_recall(r.answer, r.prediction or "", r.target_language, "compat"),

@@ -5,19 +5,23 @@ scores; an error taxonomy with the most frequent wrong answers; run-to-run delta
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 import pandas as pd
 from pydantic import BaseModel
 
 from babelprobe.analysis.bootstrap import bootstrap_ci
-from babelprobe.metrics.owl import normalize
+from babelprobe.metrics.owl import is_honorific, normalize
 
 LENGTH_BUCKETS = ((0, 50, "0-50"), (50, 100, "50-100"), (100, 10**9, "100+"))
-PRONOUNS = {"he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
-            "el", "ella", "il", "elle", "er", "sie", "o", "он", "она", "они"}
-HONORIFICS = {"mr", "mrs", "ms", "miss", "sir", "lady", "lord", "madam", "madame", "monsieur", "mademoiselle",
-              "senor", "senora", "senorita", "don", "dona", "herr", "frau", "fraulein", "dr", "doctor", "captain"}
+# Written in their own script; looked up both as written (casefolded) and transliterated.
+PRONOUNS = frozenset({
+    "he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
+    "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
+    "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
+    "их", "я", "ты", "мы", "вы", "nó", "họ",
+})
 ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
                "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
 
@@ -33,6 +37,7 @@ class Cell(BaseModel):
     value: float  # accuracy (0-1) or mean chrF++ (0-100)
     ci_low: float
     ci_high: float
+    degenerate: bool = False  # all values equal (or n <= 1): the point interval is not a measured CI
 
 
 class TaskSummary(BaseModel):
@@ -46,6 +51,7 @@ class TaskSummary(BaseModel):
     by_book: list[Cell]
     by_length: list[Cell]
     book_language: dict[str, dict[str, float]]  # book -> language -> value
+    book_language_n: dict[str, dict[str, int]] = {}  # book -> language -> scored items
     errors_taxonomy: dict[str, int] = {}
     frequent_wrong: dict[str, list[tuple[str, int]]] = {}  # language -> [(answer, count)]
     overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
@@ -71,9 +77,9 @@ def error_category(row: pd.Series) -> str:
         return "abstention"
     if "[mask]" in norm:
         return "[MASK] echoed"
-    if norm in PRONOUNS:
-        return "pronoun"
-    if norm.split() and norm.split()[0].rstrip(".") in HONORIFICS and len(norm.split()) == 1:
+    if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
+        return "pronoun"  # the transliteration of "он" is "on": look up the written form too
+    if len(name.split()) == 1 and is_honorific(name):
         return "honorific"
     if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
         return "multiple guesses"
@@ -84,7 +90,7 @@ def _cell(name: str, group: pd.DataFrame, column: str, n_resamples: int, seed: i
     scored = group[group["error"].isna()]
     ci = bootstrap_ci(scored[column].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
     return Cell(group=str(name), n=len(scored), errors=len(group) - len(scored), value=ci.mean,
-                ci_low=ci.low, ci_high=ci.high)
+                ci_low=ci.low, ci_high=ci.high, degenerate=ci.degenerate)
 
 
 def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> TaskSummary:
@@ -103,6 +109,8 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
         by_language=cells("language"), by_group=cells("language_group"), by_book=cells("book_id"),
         by_length=[c for label in ("0-50", "50-100", "100+") for c in cells("length") if c.group == label],
         book_language=matrix,
+        book_language_n={str(b): {str(lang): len(g) for lang, g in bg.groupby("language")}
+                         for b, bg in scored.groupby("book_id")},
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -12,29 +13,55 @@ from babelprobe.data.validation import DatasetError, Problem
 TABLE_SUFFIXES = (".parquet", ".jsonl", ".csv")
 
 
+def _not_utf8(path: Path, exc: UnicodeDecodeError, data: bytes, line: int | None = None) -> DatasetError:
+    line = line or data[: exc.start].count(b"\n") + 1
+    byte = data[exc.start : exc.start + 1].hex() if data else "?"
+    return DatasetError([Problem(str(path), None, None, f"not UTF-8 text (byte 0x{byte} on line {line}); "
+                                 "save it as UTF-8 or convert it to Parquet")])
+
+
 def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """All rows of a table file as (1-based row number, dict); for JSONL the number is the line.
-    A malformed line is a DatasetError naming its row."""
+    A missing, unreadable, binary or non-UTF-8 file, or a malformed line, is a DatasetError
+    naming the file (and the row)."""
     suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise DatasetError([Problem(str(path), None, None,
+                                    f"unsupported file type {suffix!r} (use {', '.join(TABLE_SUFFIXES)})")])
+    if not path.is_file():
+        what = "is a directory, not a file" if path.is_dir() else "no such file"
+        raise DatasetError([Problem(str(path), None, None, what)])
     if suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+        try:
+            return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+        except (pa.ArrowException, OSError) as exc:
+            raise DatasetError([Problem(str(path), None, None, f"not a readable Parquet file ({exc})")]) from exc
+    data = path.read_bytes()
     if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
-            return list(enumerate(csv.DictReader(handle), start=1))
-    if suffix == ".jsonl":
-        rows = []
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError([Problem(str(path), number, None, f"not valid JSON ({exc.msg})")])
-                if not isinstance(row, dict):
-                    raise DatasetError([Problem(str(path), number, None, "a JSON object is expected")])
-                rows.append((number, row))
-        return rows
-    raise DatasetError([Problem(str(path), None, None, f"unsupported file type {suffix!r} (use {', '.join(TABLE_SUFFIXES)})")])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, exc, data) from exc
+        try:
+            return list(enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1))
+        except csv.Error as exc:
+            raise DatasetError([Problem(str(path), None, None, f"not valid CSV ({exc})")]) from exc
+    rows = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, exc, raw, number) from exc
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError([Problem(str(path), number, None, f"not valid JSON ({exc.msg})")])
+        if not isinstance(row, dict):
+            raise DatasetError([Problem(str(path), number, None, "a JSON object is expected")])
+        rows.append((number, row))
+    return rows

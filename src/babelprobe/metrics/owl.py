@@ -17,6 +17,8 @@ from typing import Iterable
 from rapidfuzz import fuzz
 from unidecode import unidecode
 
+from babelprobe.languages import join_units, text_units, unit_spans
+
 DIRECT_PROBE_THRESHOLD = 0.9
 NAME_CLOZE_THRESHOLD = 0.7
 
@@ -80,12 +82,27 @@ def parse_name(text: str) -> str:
     return " ".join(_inside_tags(text).split())
 
 
+# Titles and forms of address, compared after normalize() without dots ("Mr." -> "mr",
+# "Doña" -> "dona", "господин" -> "gospodin"): a word of a name, never a name alone.
+HONORIFICS = frozenset({
+    "mr", "mrs", "ms", "miss", "sir", "lady", "lord", "madam", "madame", "monsieur", "mademoiselle", "m", "mme",
+    "mlle", "senor", "senora", "senorita", "don", "dona", "sr", "sra", "srta", "herr", "frau", "fraulein", "dr",
+    "doctor", "captain", "gospodin", "gospozha", "bay", "bayan", "bey", "hanim", "efendi", "ong", "ba",
+})
+
+
+def is_honorific(word: str) -> bool:
+    return normalize(word).strip(".") in HONORIFICS
+
+
 def name_candidates(names: Iterable[str]) -> set[str]:
-    """Every gold name and every single word of it ("Hester Prynne" -> also "Hester", "Prynne")."""
+    """Every gold name and every single word of it except honorifics ("Hester Prynne" -> also
+    "Hester", "Prynne"; "Mr. Darcy" -> also "Darcy", not "Mr."): a model answering "Mr." has not
+    named anyone. (The authors' script keeps every word; the issue overrides it.)"""
     out = set()
     for name in names:
         out.add(name)
-        out.update(name.split())
+        out.update(word for word in name.split() if not is_honorific(word))
     return {n for n in out if n.strip()}
 
 
@@ -112,52 +129,37 @@ def extract_continuation(text: str) -> str:
 
 
 def split_passage(passage: str) -> tuple[str, str]:
-    """First and second half at the word midpoint (len(words) // 2), as the authors split."""
-    words = passage.split()
-    mid = len(words) // 2
-    return " ".join(words[:mid]), " ".join(words[mid:])
+    """First and second half at the unit midpoint (len(units) // 2), as the authors split at the
+    word midpoint; units are words in spaced scripts and characters in scripts written without
+    spaces (languages.text_units), so a Chinese or Thai passage is split in two halves too.
+    Whitespace runs become single spaces (for spaced text: the authors' " ".join of words)."""
+    spans = unit_spans(passage)
+    cut = spans[len(spans) // 2][0] if spans else len(passage)
+    return " ".join(passage[:cut].split()), " ".join(passage[cut:].split())
 
 
 def trim_echo(prefix: str, output: str) -> str:
     """Drop a repeated prefix from the start of a continuation: the longest tail of the prefix
-    (compared without punctuation and case) that the output begins with."""
-    def key(text: str) -> str:
-        return re.sub(r"\W+", " ", text).casefold().strip()
+    (compared by units, without punctuation and case) that the output begins with."""
+    def key(units: list[str]) -> str:
+        return re.sub(r"\W+", " ", join_units(units)).casefold().strip()
 
-    words = prefix.split()
-    out_words = output.split()
-    for start in range(len(words)):
-        tail = words[start:]
-        if len(out_words) >= len(tail) and key(" ".join(out_words[: len(tail)])) == key(" ".join(tail)) and key(" ".join(tail)):
-            return " ".join(out_words[len(tail):])
+    units, out_units = text_units(prefix), text_units(output)
+    for start in range(len(units)):
+        tail = units[start:]
+        if len(out_units) >= len(tail) and key(out_units[: len(tail)]) == key(tail) and key(tail):
+            return join_units(out_units[len(tail):])
     return output.strip()
-
-
-def _is_unspaced(ch: str) -> bool:
-    name = unicodedata.name(ch, "")
-    return name.startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "HANGUL SYLLABLE"))
 
 
 def script_tokens(text: str) -> list[str]:
     """A tokenizer for every script: NFKC + casefold; letters, marks and digits form words;
-    characters of scripts written without spaces (Han, kana, Thai, ...) are one token each;
-    punctuation is dropped. rouge-score's default tokenizer keeps only [a-z0-9] and would score
-    every Cyrillic, Greek or Devanagari text as empty."""
-    tokens, word = [], []
-    for ch in unicodedata.normalize("NFKC", text).casefold():
-        if _is_unspaced(ch):
-            if word:
-                tokens.append("".join(word))
-                word = []
-            tokens.append(ch)
-        elif unicodedata.category(ch)[0] in "LMN":
-            word.append(ch)
-        elif word:
-            tokens.append("".join(word))
-            word = []
-    if word:
-        tokens.append("".join(word))
-    return tokens
+    punctuation and symbols are dropped; in scripts written without spaces (Han, kana, Thai,
+    ...) each character (grapheme cluster) is a token (languages.text_units). rouge-score's
+    default tokenizer keeps only [a-z0-9] and would score every Cyrillic, Greek or Devanagari
+    text as empty."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return text_units("".join(ch if unicodedata.category(ch)[0] in "LMN" else " " for ch in text))
 
 
 class _ScriptTokenizer:

@@ -57,12 +57,17 @@ class NextToken(_Frozen):
 
 
 class HiddenStates(_Frozen):
-    """Per-layer pooled hidden vectors of one text (layer 0 = embeddings, -1 = last layer)."""
+    """Per-layer pooled hidden vectors of one text (layer 0 = embeddings, -1 = last layer).
+
+    ``mean`` averages every position, the tokenizer's leading special tokens (BOS) included;
+    ``mean-text`` averages the text's own tokens only: BOS is the same vector for every text and
+    has a far larger norm than the others in middle layers (Gemma 3: about 10x), so it would
+    dominate a mean with a weight that depends only on the text's length."""
 
     kind: Literal["hidden_states"] = "hidden_states"
     text: str
     layers: tuple[int, ...] = (-1,)
-    pooling: Literal["mean", "last"] = "mean"
+    pooling: Literal["mean", "mean-text", "last"] = "mean"
 
 
 Request = Union[Generate, LogLikelihood, NextToken, HiddenStates]
@@ -93,6 +98,23 @@ class HiddenStatesResult(BaseModel):
 
 Response = Union[GenerateResult, LogLikelihoodResult, NextTokenResult, HiddenStatesResult]
 
+
+class RequestFailure(BaseModel):
+    """Returned in place of a result when one request of a batch finally failed (after the
+    backend's own retries), so that the rest of the batch is kept and nothing is re-sent. The
+    runner records it as that request's error and never caches it."""
+
+    error: str
+
+
+class Usage(BaseModel):
+    """Tokens a hosted/served model billed in this run (cached answers cost nothing)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+
 RESPONSE_TYPES: dict[str, type[BaseModel]] = {
     "generate": GenerateResult,
     "loglikelihood": LogLikelihoodResult,
@@ -111,7 +133,14 @@ class Fingerprint(BaseModel):
 
     spec: str
     backend: str
-    weights: str = Field(description="sha256 of the weights file(s), or hub id@revision")
+    weights: str = Field(description="sha256 of the weights file(s), or hub id@commit sha")
+    support_files: str | None = Field(
+        default=None, description="sha256 of a directory's tokenizer, chat template and config files "
+        "(None where `weights` covers them: a GGUF file, a hub commit)",
+    )
+    backend_revision: int = Field(
+        default=0, description="the backend's BACKEND_REVISION: bumped when its code changes answers",
+    )
     dtype: str
     quantization: str | None = None
     device: str
@@ -126,7 +155,9 @@ class Fingerprint(BaseModel):
 
 class Backend(Protocol):
     """Answers typed requests in batches. Each method returns one result per request, in order,
-    and raises if it cannot answer (the runner then isolates the failing request)."""
+    and raises if it cannot answer (the runner then isolates the failing request), or puts a
+    ``RequestFailure`` in the place of a request it finally could not answer. A backend may declare
+    ``supported_kinds`` (models/registry.py reads it; absent means every kind)."""
 
     fingerprint: Fingerprint
     has_chat_template: bool  # Generate may send chat messages
@@ -141,7 +172,7 @@ class Backend(Protocol):
     def hidden_states(self, requests: Sequence[HiddenStates]) -> list[HiddenStatesResult]: ...
 
 
-def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Response]:
+def answer(backend: Backend, kind: str, requests: Sequence[Request]) -> list[Response | RequestFailure]:
     """Dispatch one batch of same-kind requests to the backend method for that kind."""
     method = {
         "generate": backend.generate,

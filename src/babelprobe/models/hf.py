@@ -1,10 +1,12 @@
 """The transformers backend: HF directories and hub ids, GGUF files (dequantised), CPU and CUDA.
 
-Speed rules (issue #2): requests arrive length-sorted from the runner's collator, requests that
-share a context in the same batch; a request whose tokens are a prefix of another's is read off
-that longer row (``share_prefixes``); each batch is left-padded with explicit position ids; the LM
-head runs only at the scored positions, and log-probabilities are ``logit - logsumexp`` there,
-never a full-vocabulary log_softmax over every position.
+Speed rules (issues #2, #11): requests arrive length-sorted from the runner's collator, requests
+that share a context in the same batch; continuations of one context hang below one copy of it in
+a tree row and a request whose tokens are a prefix of another's is read off that longer row
+(``pack_shared_contexts``); where the attention takes a custom mask the rows are packed side by
+side with a 4D mask and depth positions (``pack_rows``), otherwise left-padded with explicit
+position ids; the LM head runs once per distinct scored position, and log-probabilities are
+``logit - logsumexp`` there, never a full-vocabulary log_softmax over every position.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel
 
 from babelprobe.models.base import (
     Fingerprint,
@@ -29,49 +31,156 @@ from babelprobe.models.base import (
 )
 from babelprobe.models.tokenization import BoundaryTokenizer
 
+# Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
+# what it answers (boundary rule, head gathering, generation settings). Bump it with any such
+# change; tests/test_fingerprint.py fails until the scoring code's pinned hash is updated too.
+BACKEND_REVISION = 1
+
 
 @dataclass
 class ForwardStats:
-    """Counts what the backend really computed (tests pin 'one forward per unique stem');
-    the rows themselves are kept only when ``keep_contexts`` is set."""
+    """Counts what the backend really computed (tests pin 'one forward per unique stem' and 'each
+    shared context processed once'); the rows themselves are kept only when ``keep_contexts`` is
+    set. ``tokens``: real input tokens through the decoder; ``padded_tokens``: with the padding;
+    ``scored_positions``: positions that went through the LM head."""
 
     forward_calls: int = 0
     sequences: int = 0
+    tokens: int = 0
+    padded_tokens: int = 0
+    scored_positions: int = 0
     keep_contexts: bool = False
     contexts: list[tuple[int, ...]] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.forward_calls, self.sequences = 0, 0
+        self.forward_calls, self.sequences, self.scored_positions = 0, 0, 0
+        self.tokens, self.padded_tokens = 0, 0
         self.contexts.clear()
 
 
 @dataclass(frozen=True)
 class _Query:
-    """Score ``token_ids`` at ``position`` of sequence ``row`` (the logits predicting position+1)."""
+    """Score ``token_ids`` after token ``index`` of row ``row`` (the logits predicting the next token)."""
 
     row: int
-    position: int
+    index: int
     token_ids: tuple[int, ...]
 
 
-def share_prefixes(sequences: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int]]:
-    """The rows to run so that every sequence is covered, and the row covering each one.
+@dataclass(frozen=True)
+class TreeRow:
+    """One forward row laid out as a prefix tree: token ``i`` follows token ``parents[i]`` (-1: it
+    starts the row), attends to the tokens on its own path only and sits at the position it would
+    have in its own sequence (its depth). A plain sequence is the chain (-1, 0, 1, ...)."""
 
-    Attention is causal, so a sequence that is a prefix of another (the stem alone and the stem
-    plus a multi-token object's first tokens; two one-token objects after the same stem) is read
-    off the longer row's forward: it is never run on its own."""
-    order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
-    rows: list[tuple[int, ...]] = []
-    host_of: dict[tuple[int, ...], int] = {}
-    host = [0] * len(sequences)
+    token_ids: tuple[int, ...]
+    parents: tuple[int, ...]
+
+    @classmethod
+    def chain(cls, token_ids: Sequence[int]) -> "TreeRow":
+        return cls(tuple(token_ids), tuple(range(-1, len(token_ids) - 1)))
+
+    @property
+    def is_chain(self) -> bool:
+        return all(p == i - 1 for i, p in enumerate(self.parents))
+
+    def depths(self) -> list[int]:
+        depth: list[int] = []
+        for p in self.parents:
+            depth.append(0 if p < 0 else depth[p] + 1)
+        return depth
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one sequence landed: its row and the index in that row of each of its tokens."""
+
+    row: int
+    indices: tuple[int, ...]
+
+
+def pack_shared_contexts(
+    sequences: Sequence[tuple[Sequence[int], Sequence[int]]], branch: bool = True
+) -> tuple[list[TreeRow], list[Placement]]:
+    """Rows covering every (context, extension) token sequence, each shared context computed once.
+
+    Attention is causal, so a sequence that is a path of an existing row (a prefix of another
+    sequence: the stem of a one-token object, a straddling continuation's shorter context) is read
+    off that row and costs nothing. With ``branch``, a sequence whose *context* is a path of a row
+    hangs its extension below that context in the same row (a tree: each object's tokens attend to
+    the stem and to their own earlier tokens, never to another object's), so N continuations of one
+    context process the context's tokens once. Without ``branch`` every row is a plain sequence
+    (for attention that takes no custom mask). Contexts are the token ids the boundary rule
+    produced, not strings: a straddling continuation has its own, shorter context."""
+    order = sorted(range(len(sequences)), key=lambda i: (-len(sequences[i][0]), -len(sequences[i][1])))
+    tokens: list[list[int]] = []
+    parents: list[list[int]] = []
+    index_of: list[dict[int, int]] = []  # per row: path id -> index of the path's last token
+    # Every path seen, as an id (0: the empty path): (id of the path minus its last token, last
+    # token) -> id; and for each id the first row holding that path.
+    path_ids: dict[tuple[int, int], int] = {}
+    home = [-1]
+
+    def find(path: Sequence[int]) -> int | None:
+        pid = 0
+        for tok in path:
+            pid = path_ids.get((pid, tok))
+            if pid is None:
+                return None
+        return pid
+
+    placed: dict[int, Placement] = {}
     for i in order:
-        seq = tuple(sequences[i])
-        if seq not in host_of:
-            rows.append(seq)
-            for k in range(1, len(seq) + 1):
-                host_of.setdefault(seq[:k], len(rows) - 1)
-        host[i] = host_of[seq]
-    return rows, host
+        context, extension = tuple(sequences[i][0]), tuple(sequences[i][1])
+        whole = find(context + extension)
+        row = home[whole] if whole is not None else None
+        if row is None and branch and (shared := find(context)) is not None:
+            row = home[shared]
+        if row is None:
+            row = len(tokens)
+            tokens.append([]), parents.append([]), index_of.append({})
+        indices, pid = [], 0
+        for tok in context + extension:
+            pid = path_ids.setdefault((pid, tok), len(home))
+            if pid == len(home):
+                home.append(row)
+            if pid not in index_of[row]:
+                index_of[row][pid] = len(tokens[row])
+                parents[row].append(indices[-1] if indices else -1)
+                tokens[row].append(tok)
+            indices.append(index_of[row][pid])
+        placed[i] = Placement(row, tuple(indices))
+    rows = [TreeRow(tuple(t), tuple(p)) for t, p in zip(tokens, parents)]
+    return rows, [placed[i] for i in range(len(sequences))]
+
+
+def pack_rows(rows: Sequence[TreeRow], width: int) -> tuple[list[TreeRow], list[tuple[int, int]]]:
+    """Lay several rows side by side in fewer, evenly filled forward rows, so that a batch pads
+    little (tree rows of one batch differ much in length). The rows stay independent: a token
+    still attends to its own path only and keeps its own positions. Returns the packed rows and,
+    for each input row, (packed row, offset of its first token).
+
+    As many packed rows as ``width`` tokens each would need; each input row, longest first, goes
+    to the least filled one."""
+    total = sum(len(r.token_ids) for r in rows)
+    count = min(len(rows), max(1, -(-total // width)))
+    tokens: list[list[int]] = [[] for _ in range(count)]
+    parents: list[list[int]] = [[] for _ in range(count)]
+    where: list[tuple[int, int]] = [(0, 0)] * len(rows)
+    for i in sorted(range(len(rows)), key=lambda i: -len(rows[i].token_ids)):
+        target = min(range(count), key=lambda k: len(tokens[k]))
+        offset = len(tokens[target])
+        tokens[target].extend(rows[i].token_ids)
+        parents[target].extend(p + offset if p >= 0 else -1 for p in rows[i].parents)
+        where[i] = (target, offset)
+    return [TreeRow(tuple(t), tuple(p)) for t, p in zip(tokens, parents)], where
+
+
+def share_prefixes(sequences: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """The plain rows to run so that every sequence is covered, and the row covering each one: a
+    sequence that is a prefix of another is read off the longer row (causal attention)."""
+    rows, placed = pack_shared_contexts([(s, ()) for s in sequences], branch=False)
+    return [r.token_ids for r in rows], [p.row for p in placed]
 
 
 def resolve_device(device: str) -> str:
@@ -89,6 +198,9 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
 
 class TransformersBackend:
     """Answers the four request kinds with a transformers causal LM."""
+
+    # tokens per packed forward row: attention costs width^2 per row, padding costs rows x width
+    pack_width = 128
 
     def __init__(
         self,
@@ -108,13 +220,48 @@ class TransformersBackend:
         if self.pad_id is None:
             self.pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.stats = ForwardStats()
-        # Gather hidden states before the LM head when the head is a plain linear layer (plus
-        # Gemma's soft-capping); other logit scalings go through the model's own forward.
-        config = model.config
-        plain = not any(getattr(config, n, None) not in (None, 1.0) for n in ("logit_scale", "logits_scaling"))
-        self._decoder = getattr(model, "model", None) if plain else None
-        self._head = model.get_output_embeddings() if plain else None
-        self._softcap = getattr(config, "final_logit_softcapping", None)
+        self._eos = self._eos_ids()
+        # Only the settings a request names are applied when generating: the checkpoint's own
+        # generation_config.json (repetition penalty, top-k, min length...) would change "greedy"
+        # answers and is replaced by one that keeps its special token ids only.
+        model.generation_config = GenerationConfig(
+            bos_token_id=model.generation_config.bos_token_id, eos_token_id=self._eos, pad_token_id=self.pad_id,
+        )
+        self._decoder, self._head, self._softcap = None, None, None
+        self.gathered_head = self._use_gathered_head()
+
+    def _use_gathered_head(self) -> bool:
+        """Gather hidden states before the LM head (plus final soft-capping, read from the text
+        config: multimodal wrappers keep it there) when that reproduces ``model(...).logits`` on a
+        short input; any other head scaling, or a decoder that cannot be called alone, falls back
+        to the model's own forward with ``logits_to_keep``."""
+        decoder = getattr(self.model, "model", None)
+        head = self.model.get_output_embeddings()
+        if decoder is None or head is None:
+            return False
+        self._decoder, self._head = decoder, head
+        self._softcap = getattr(self.model.config.get_text_config(), "final_logit_softcapping", None)
+        rows = [self.boundary.encode_text(t) for t in ("The capital of France is Paris.", "Kigali, Rwanda")]
+        ids, mask, positions = self._left_pad(rows)
+        real = mask.nonzero(as_tuple=True)
+        try:
+            with torch.inference_mode():
+                fast = self._logits_at(ids, mask, positions, *real).float()
+                full = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[real].float()
+            same = fast.shape == full.shape and bool((fast - full).abs().max() <= self._head_tolerance(full))
+        except Exception:  # a decoder or head that cannot be used on its own
+            same = False
+        if not same:
+            self._decoder, self._head, self._softcap = None, None, None
+        return same
+
+    def _head_tolerance(self, logits: torch.Tensor) -> float:
+        """Rounding of the head's matmul run on fewer rows: 1e-5 of the largest logit in float32
+        (at least 1e-4), 1% in half precision. A real head scaling changes logits by a factor."""
+        largest = float(logits.abs().max())
+        if self.model.dtype == torch.float32:
+            return max(1e-4, 1e-5 * largest)
+        return 1e-2 * max(1.0, largest)
 
     @classmethod
     def load(
@@ -132,7 +279,8 @@ class TransformersBackend:
         kwargs = {"revision": revision} if revision else {}
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
-        return cls(model, tokenizer, fingerprint_fn(device, str(torch_dtype).removeprefix("torch.")), max_length)
+        fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
+        return cls(model, tokenizer, fingerprint, max_length)
 
     @property
     def has_chat_template(self) -> bool:
@@ -160,51 +308,114 @@ class TransformersBackend:
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), mask.to(self.device), positions.to(self.device)
 
+    def _tree_batch(self, rows: Sequence[TreeRow]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Left-padded ids, a 4D additive attention mask (batch, 1, width, width) in which every
+        token sees exactly its own path, and each token's depth as its position. Padding sees only
+        itself (no fully masked row, hence no NaN)."""
+        width = max(len(r.token_ids) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        positions = torch.zeros((len(rows), width), dtype=torch.long)
+        parent = torch.arange(len(rows) * width).view(len(rows), width)  # padding: its own parent
+        for i, row in enumerate(rows):
+            start = width - len(row.token_ids)
+            ids[i, start:] = torch.tensor(row.token_ids)
+            positions[i, start:] = torch.tensor(row.depths())
+            up = torch.tensor(row.parents)
+            parent[i, start:] = torch.where(up < 0, parent[i, start:], i * width + start + up)
+        # each token sees itself and its ancestors: climb one parent per step (a root is its own)
+        parent, here = parent.view(-1), torch.arange(len(rows) * width)
+        sees = torch.zeros((len(rows) * width, width), dtype=torch.bool)
+        for _ in range(int(positions.max()) + 1):
+            sees[torch.arange(len(here)), here % width] = True
+            here = parent[here]
+        dtype = self.model.dtype
+        mask = torch.zeros(sees.shape, dtype=dtype).masked_fill_(~sees, torch.finfo(dtype).min)
+        return ids.to(self.device), mask.view(len(rows), 1, width, width).to(self.device), positions.to(self.device)
+
+    def _branches(self, longest: int) -> bool:
+        """Whether tree rows may be used: the attention takes a custom 4D mask (sdpa, eager) and
+        no sliding window binds (a window shorter than the sequence would need its own mask)."""
+        config = self.model.config
+        window = getattr(config, "sliding_window", None)
+        return getattr(config, "_attn_implementation", None) in ("sdpa", "eager") and (
+            window is None or longest <= window
+        )
+
     @torch.inference_mode()
-    def _score(self, rows: Sequence[Sequence[int]], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
+    def _score(self, rows: Sequence[TreeRow], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
         """One padded forward over ``rows``; for each query, the log-probs of its token ids and
-        the argmax token at its position. The LM head runs on the queried positions only."""
-        for row in rows:
-            self._check_length(row)
-        ids, mask, positions = self._left_pad(rows)
+        the argmax token after it. The LM head runs once per distinct queried token only.
+
+        Where the attention takes a custom mask, the rows are packed side by side into a few
+        evenly filled rows (``pack_rows``) and run with a 4D mask; otherwise (plain sequences
+        only) each row is one left-padded row of the batch."""
+        longest = max(max(row.depths()) + 1 for row in rows)
+        if self._branches(longest):
+            packed, where = pack_rows(rows, self.pack_width)
+            ids, attention, positions = self._tree_batch(packed)
+        else:
+            if not all(row.is_chain for row in rows):
+                raise AssertionError("tree rows need an attention that takes a custom mask")
+            packed, where = list(rows), [(r, 0) for r in range(len(rows))]
+            ids, attention, positions = self._left_pad([row.token_ids for row in rows])
         width = ids.shape[1]
-        # query position p of row r sits at padded column width - len(r) + p
-        row_index = torch.tensor([q.row for q in queries], device=ids.device)
-        col_index = torch.tensor([width - len(rows[q.row]) + q.position for q in queries], device=ids.device)
-        picked = self._logits_at(ids, mask, positions, row_index, col_index).float()  # (queries, vocab)
+        # queries at the same token share one head row (every object of a stem is scored there)
+        unique: dict[tuple[int, int], int] = {}
+        slot = [unique.setdefault((q.row, q.index), len(unique)) for q in queries]
+        # token i of row r sits at padded column width - len(packed row) + offset + i
+        columns = [
+            (where[r][0], width - len(packed[where[r][0]].token_ids) + where[r][1] + i) for r, i in unique
+        ]
+        row_index = torch.tensor([r for r, _ in columns], device=ids.device)
+        col_index = torch.tensor([c for _, c in columns], device=ids.device)
+        picked = self._logits_at(ids, attention, positions, row_index, col_index).float()  # (unique, vocab)
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
+        self.stats.tokens += sum(len(row.token_ids) for row in rows)
+        self.stats.padded_tokens += ids.numel()
+        self.stats.scored_positions += len(unique)
         if self.stats.keep_contexts:
-            self.stats.contexts.extend(tuple(r) for r in rows)
+            self.stats.contexts.extend(row.token_ids for row in rows)
         norm = torch.logsumexp(picked, dim=-1)
-        best = picked.argmax(dim=-1)
+        best = picked.argmax(dim=-1).tolist()
         out = []
-        for i, q in enumerate(queries):
+        for k, q in zip(slot, queries):
             targets = torch.tensor(q.token_ids, device=picked.device)
-            out.append(((picked[i, targets] - norm[i]).tolist(), int(best[i])))
+            out.append(((picked[k, targets] - norm[k]).tolist(), best[k]))
         return out
 
-    def _logits_at(self, ids, mask, positions, row_index, col_index) -> torch.Tensor:
+    def _logits_at(self, ids, attention, positions, row_index, col_index) -> torch.Tensor:
         """Logits at (row, column) pairs only. Where the head is a plain linear layer (with
         Gemma-style final soft-capping) the decoder's hidden states are gathered first, so the
-        262k-wide head runs once per scored position instead of once per padded position."""
+        262k-wide head runs once per scored position instead of once per padded position.
+        ``attention`` is a 2D padding mask or a prepared 4D mask (tree rows)."""
         if self._decoder is not None and self._head is not None:
-            hidden = self._decoder(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state
+            hidden = self._decoder(
+                input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=False
+            ).last_hidden_state
             logits = self._head(hidden[row_index, col_index])
             cap = self._softcap
             return torch.tanh(logits / cap) * cap if cap else logits
         keep = ids.shape[1] - int(col_index.min())
-        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep).logits
+        logits = self.model(
+            input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=keep, use_cache=False
+        ).logits
         return logits[row_index, col_index - (ids.shape[1] - keep)]
 
     # ------------------------------------------------------------------ request kinds
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
+        """Requests that share a context (the same context token ids: a straddling continuation
+        has a shorter one) are scored from one copy of it: their continuations hang below it in
+        one tree row (``pack_shared_contexts``); the last continuation token is never an input."""
         splits = [self.boundary.split(r.context, r.continuation) for r in requests]
-        # The last continuation token is never an input: it is only predicted.
-        rows, host = share_prefixes([(s.context_ids + s.continuation_ids)[:-1] for s in splits])
+        sequences = [(s.context_ids, s.continuation_ids[:-1]) for s in splits]
+        for context, extension in sequences:
+            self._check_length(context + extension)
+        longest = max(len(c) + len(e) for c, e in sequences)
+        rows, placed = pack_shared_contexts(sequences, branch=self._branches(longest))
         queries = [
-            _Query(host[i], len(s.context_ids) - 1 + j, (tok,))
-            for i, s in enumerate(splits)
+            _Query(p.row, p.indices[len(s.context_ids) - 1 + j], (tok,))
+            for s, p in zip(splits, placed)
             for j, tok in enumerate(s.continuation_ids)
         ]
         scored = iter(self._score(rows, queries))
@@ -231,6 +442,8 @@ class TransformersBackend:
         context, read at an earlier position of the same row when it is a prefix of it)."""
         # every candidate of every request, in request order
         splits = [self.boundary.split(r.context, c) for r in requests for c in r.candidates]
+        for split in splits:
+            self._check_length(split.context_ids)
         rows, host = share_prefixes([sp.context_ids for sp in splits])
         # one query per (row, position): all candidate tokens read there share one logsumexp
         grouped: dict[tuple[int, int], list[int]] = {}
@@ -242,7 +455,7 @@ class TransformersBackend:
                 tokens.append(split.continuation_ids[0])
             plan.append((key, split.continuation_ids[0]))
         keys = list(grouped)
-        scored = self._score(rows, [_Query(row, pos, tuple(grouped[(row, pos)])) for row, pos in keys])
+        scored = self._score([TreeRow.chain(r) for r in rows], [_Query(row, pos, tuple(grouped[(row, pos)])) for row, pos in keys])
         lookup = {
             (key, tok): lp for key, (lps, _) in zip(keys, scored) for tok, lp in zip(grouped[key], lps)
         }
@@ -273,14 +486,18 @@ class TransformersBackend:
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         results = []
+        special = len(self.boundary.prefix_ids)
         for i, r in enumerate(requests):
+            m = mask[i].unsqueeze(-1).float()
+            if r.pooling == "mean-text" and len(rows[i]) > special:
+                start = ids.shape[1] - len(rows[i])  # left padding: the row's first real column
+                m[start : start + special] = 0
             vectors = []
             for layer in r.layers:
                 h = out.hidden_states[layer][i].float()
                 if r.pooling == "last":
                     vectors.append(h[-1].tolist())
                 else:
-                    m = mask[i].unsqueeze(-1).to(h.dtype)
                     vectors.append(((h * m).sum(0) / m.sum()).tolist())
             results.append(HiddenStatesResult(vectors=vectors))
         return results
@@ -301,31 +518,31 @@ class TransformersBackend:
 
     @torch.inference_mode()
     def generate(self, requests: Sequence[Generate]) -> list[GenerateResult]:
-        """Batched generation; requests that differ in sampling settings are run as sub-batches."""
+        """Batched generation; requests that differ in settings run as sub-batches.
+
+        A sampled request (temperature > 0) runs alone with its own seed, so its answer depends
+        on the request only, as its cache key does. ``token_logprobs`` are the model's own
+        log-probabilities (log-softmax of the raw logits), not the temperature-scaled ones."""
         results: dict[int, GenerateResult] = {}
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop), []).append(i)
-        for (max_tokens, temperature, seed, want_logprobs, stop), members in groups.items():
+            alone = i if r.temperature > 0 else None
+            groups.setdefault((r.max_tokens, r.temperature, r.seed, r.logprobs, r.stop, alone), []).append(i)
+        for (max_tokens, temperature, seed, want_logprobs, stop, _), members in groups.items():
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
             ids, mask, _ = self._left_pad(rows)
-            sampling = temperature > 0
+            config = self._generation_config(max_tokens, temperature, stop, want_logprobs)
             ctx = contextlib.nullcontext()
-            if sampling:
+            if config.do_sample:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
             with ctx:
-                if sampling:
+                if config.do_sample:
                     torch.manual_seed(seed)
                 out = self.model.generate(
-                    input_ids=ids, attention_mask=mask, max_new_tokens=max_tokens,
-                    do_sample=sampling, temperature=temperature if sampling else None,
-                    top_p=None, top_k=None, pad_token_id=self.pad_id,
-                    return_dict_in_generate=True, output_scores=want_logprobs,
-                    # a sequence that produced a stop string stops generating (the rest of the
-                    # batch goes on); the text is cut at the stop string below
-                    **({"stop_strings": list(stop), "tokenizer": self.tokenizer} if stop else {}),
+                    input_ids=ids, attention_mask=mask, generation_config=config,
+                    **({"tokenizer": self.tokenizer} if stop else {}),
                 )
             self.stats.forward_calls += 1
             self.stats.sequences += len(rows)
@@ -334,9 +551,9 @@ class TransformersBackend:
             if want_logprobs:
                 step_lps = torch.stack(
                     [torch.log_softmax(s.float(), -1).gather(-1, new[:, t : t + 1]).squeeze(-1)
-                     for t, s in enumerate(out.scores)], dim=1,
+                     for t, s in enumerate(out.logits)], dim=1,
                 )
-            eos = set(self._eos_ids())
+            eos = set(self._eos)
             for b, i in enumerate(members):
                 toks = new[b].tolist()
                 end = next((t for t, tok in enumerate(toks) if tok in eos), None)
@@ -349,6 +566,21 @@ class TransformersBackend:
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish)
         return [results[i] for i in range(len(requests))]
+
+    def _generation_config(
+        self, max_tokens: int, temperature: float, stop: tuple[str, ...], want_logprobs: bool
+    ) -> GenerationConfig:
+        """Every setting that shapes the output, explicit: greedy, or plain sampling at the
+        request's temperature (no top-k/top-p truncation); no penalties, no minimum length.
+        A sequence that produced a stop string stops (the rest of the batch goes on); the text is
+        cut at the stop string by the caller."""
+        sampling = temperature > 0
+        return GenerationConfig(
+            max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1, repetition_penalty=1.0,
+            temperature=temperature if sampling else 1.0, top_k=0 if sampling else None, top_p=1.0,
+            eos_token_id=self._eos, pad_token_id=self.pad_id, stop_strings=list(stop) or None,
+            return_dict_in_generate=True, output_logits=want_logprobs,
+        )
 
     def _eos_ids(self) -> list[int]:
         eos = self.model.generation_config.eos_token_id

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from babelprobe.models.base import Fingerprint
 from babelprobe.versions import installed_versions
 
 DEFAULT_MODEL = "bundled:gemma-3-270m"
+_SHA1 = re.compile(r"[0-9a-f]{40}")
 
 
 def home_dir() -> Path:
@@ -136,14 +138,58 @@ def gguf_to_hf_dir(gguf: Path) -> tuple[Path, str]:
     return target, digest
 
 
-def _dir_weights_hash(path: Path) -> str:
-    files = sorted(p for p in path.iterdir() if p.suffix in {".safetensors", ".bin", ".gguf"})
-    if not files:
-        raise FileNotFoundError(f"{path}: no weights (*.safetensors, *.bin) found")
+def _hash_files(files: list[Path]) -> str:
     combined = hashlib.sha256()
-    for file in files:
+    for file in sorted(files):
         combined.update(f"{file.name}:{sha256_file(file)}".encode())
     return combined.hexdigest()
+
+
+def _dir_weights_hash(path: Path) -> str:
+    files = [p for p in path.iterdir() if p.suffix in {".safetensors", ".bin", ".gguf"}]
+    if not files:
+        raise FileNotFoundError(f"{path}: no weights (*.safetensors, *.bin) found")
+    return _hash_files(files)
+
+
+# Files besides the weights that change a directory's answers: the tokenizer (and its chat
+# template), the architecture config, and generation_config.json (eos ids).
+SUPPORT_FILE_PATTERNS = (
+    "config.json", "generation_config.json", "tokenizer*.json", "tokenizer.model", "special_tokens_map.json",
+    "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt", "chat_template.*",
+)
+
+
+def _dir_support_hash(path: Path) -> str:
+    files = {f for pattern in SUPPORT_FILE_PATTERNS for f in path.glob(pattern) if f.is_file()}
+    return _hash_files(list(files))
+
+
+def _hub_commit(spec: str, hub_id: str, revision: str) -> str:
+    """The commit sha a hub revision (a branch such as ``main``, a tag, or a sha) names now.
+
+    Online: the hub's answer (``model_info``). Offline (``HF_HUB_OFFLINE``) or when the hub cannot
+    be reached: the snapshot the local HF cache holds for that revision (its refs file), which is
+    also what transformers would load."""
+    from huggingface_hub import constants, model_info, try_to_load_from_cache
+
+    if _SHA1.fullmatch(revision):
+        return revision
+    reason = "HF_HUB_OFFLINE is set"
+    if not constants.is_offline_mode():
+        try:
+            sha = model_info(hub_id, revision=revision).sha
+            if sha:
+                return sha
+        except Exception as exc:  # no network, gated repo, unknown id: the local cache may still have it
+            reason = f"the hub did not answer ({type(exc).__name__})"
+    cached = try_to_load_from_cache(hub_id, "config.json", revision=revision)
+    if isinstance(cached, str):
+        return Path(cached).parent.name  # .../snapshots/<sha>/config.json
+    raise FileNotFoundError(
+        f"model spec {spec!r}: no directory {hub_id}, and hub id {hub_id}@{revision} cannot be resolved to a "
+        f"commit: {reason} and the local HF cache ({constants.HF_HUB_CACHE}) has no snapshot of it"
+    )
 
 
 def backend_versions() -> dict[str, str]:
@@ -159,12 +205,26 @@ class ResolvedModel:
     weights: str
     quantization: str | None
     revision: str | None = None
+    support_files: str | None = None
 
-    def fingerprint(self, device: str, dtype: str) -> Fingerprint:
+    def fingerprint(self, device: str, dtype: str, backend_revision: int) -> Fingerprint:
         return Fingerprint(
-            spec=self.spec, backend="transformers", weights=self.weights, dtype=dtype,
-            quantization=self.quantization, device=device, versions=backend_versions(),
+            spec=self.spec, backend="transformers", weights=self.weights, support_files=self.support_files,
+            backend_revision=backend_revision, dtype=dtype, quantization=self.quantization, device=device,
+            versions=backend_versions(),
         )
+
+
+def _is_hub_id(name: str) -> bool:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if name.startswith(("/", ".", "~")):  # a path, not an id
+        return False
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
 
 
 def resolve(spec: str) -> ResolvedModel:
@@ -187,7 +247,25 @@ def resolve(spec: str) -> ResolvedModel:
     if scheme == "hf":
         local = Path(rest).expanduser()
         if local.is_dir():
-            return ResolvedModel(spec, str(local), f"sha256:{_dir_weights_hash(local)}", None)
+            return ResolvedModel(
+                spec, str(local), f"sha256:{_dir_weights_hash(local)}", None,
+                support_files=f"sha256:{_dir_support_hash(local)}",
+            )
         hub_id, _, revision = rest.partition("@")
-        return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{revision or 'main'}", None, revision or None)
-    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf)")
+        if not _is_hub_id(hub_id):
+            raise FileNotFoundError(
+                f"model spec {spec!r}: {rest} is neither an existing directory nor a valid hub id (org/name[@revision])"
+            )
+        # A branch moves: key (and load) the commit it names now, so a cached answer never
+        # outlives the weights, tokenizer or config that produced it.
+        sha = _hub_commit(spec, hub_id, revision or "main")
+        return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{sha}", None, sha)
+    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai, llamacpp)")
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``<hub id>@<revision>`` -> (hub id, revision); a local directory keeps any '@' in its name."""
+    if Path(name).expanduser().is_dir():
+        return name, None
+    base, _, revision = name.partition("@")
+    return base, revision or None

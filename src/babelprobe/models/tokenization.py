@@ -31,19 +31,28 @@ class Split:
     continuation_ids: tuple[int, ...]
 
 
-class BoundaryTokenizer:
-    """Wraps a fast HF tokenizer with the boundary rule above."""
+class BoundaryRule:
+    """The rule above over any tokenizer that can give token ids with character end offsets;
+    a subclass says how (``encode``, ``encode_with_ends``, ``special_ids``). The HF tokenizer
+    (``BoundaryTokenizer``) and llama.cpp's (models/llamacpp_backend.py) share it, so both split
+    every string at the same token."""
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase):
-        if not tokenizer.is_fast:
-            raise ValueError("babelprobe needs a fast tokenizer (offsets are used at the boundary)")
-        self.tokenizer = tokenizer
+    def encode(self, text: str, add_special: bool) -> list[int]:
+        raise NotImplementedError
+
+    def encode_with_ends(self, text: str) -> tuple[list[int], list[int]]:
+        """Token ids of ``text`` (no special tokens added) and each token's character end."""
+        raise NotImplementedError
+
+    def special_ids(self) -> tuple[int | None, int | None]:
+        """(BOS, EOS) ids, either may be None."""
+        raise NotImplementedError
 
     @cached_property
     def prefix_ids(self) -> tuple[int, ...]:
         """Special tokens the tokenizer puts in front of any text (e.g. BOS), found by asking it."""
-        with_special = self.tokenizer("a", add_special_tokens=True).input_ids
-        plain = self.tokenizer("a", add_special_tokens=False).input_ids
+        with_special = self.encode("a", add_special=True)
+        plain = self.encode("a", add_special=False)
         for start in range(len(with_special) - len(plain) + 1):
             if with_special[start : start + len(plain)] == plain:
                 return tuple(with_special[:start])
@@ -52,30 +61,45 @@ class BoundaryTokenizer:
     def _fallback_prefix(self) -> tuple[int, ...]:
         if self.prefix_ids:
             return self.prefix_ids
-        token = self.tokenizer.bos_token_id
-        if token is None:
-            token = self.tokenizer.eos_token_id
+        bos, eos = self.special_ids()
+        token = bos if bos is not None else eos
         if token is None:
             raise ValueError("tokenizer has neither BOS nor EOS to condition an empty context on")
         return (token,)
 
     def encode_text(self, text: str) -> tuple[int, ...]:
         """Token ids of a whole text with the tokenizer's leading special tokens."""
-        ids = tuple(self.tokenizer(text, add_special_tokens=False).input_ids)
+        ids = tuple(self.encode(text, add_special=False))
         return (self.prefix_ids or (self._fallback_prefix() if not ids else ())) + ids
 
     def split(self, context: str, continuation: str) -> Split:
         if not continuation:
             raise ValueError("empty continuation: nothing to score")
-        enc = self.tokenizer(
-            context + continuation, add_special_tokens=False, return_offsets_mapping=True
-        )
-        ids, offsets = enc.input_ids, enc.offset_mapping
+        ids, ends = self.encode_with_ends(context + continuation)
         boundary = len(context)
-        start = next((i for i, (_, end) in enumerate(offsets) if end > boundary), len(ids))
+        start = next((i for i, end in enumerate(ends) if end > boundary), len(ids))
         if start == len(ids):
             # Only possible when the continuation is pure whitespace the tokenizer drops.
             raise ValueError(f"continuation {continuation!r} produced no token after the context")
         context_ids = tuple(ids[:start])
         prefix = self.prefix_ids if (self.prefix_ids or context_ids) else self._fallback_prefix()
         return Split(prefix + context_ids, tuple(ids[start:]))
+
+
+class BoundaryTokenizer(BoundaryRule):
+    """The boundary rule on a fast HF tokenizer (offsets from ``return_offsets_mapping``)."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase):
+        if not tokenizer.is_fast:
+            raise ValueError("babelprobe needs a fast tokenizer (offsets are used at the boundary)")
+        self.tokenizer = tokenizer
+
+    def encode(self, text: str, add_special: bool) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=add_special).input_ids)
+
+    def encode_with_ends(self, text: str) -> tuple[list[int], list[int]]:
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return list(enc.input_ids), [end for _, end in enc.offset_mapping]
+
+    def special_ids(self) -> tuple[int | None, int | None]:
+        return self.tokenizer.bos_token_id, self.tokenizer.eos_token_id

@@ -59,6 +59,7 @@ class CKAProbe:
         if mode not in ("first-token", "full"):
             raise ValueError(f"unknown cka mode {mode!r}: first-token or full")
         self.mode = mode
+        self.request_kinds = frozenset({"next_token"} if mode == "first-token" else {"loglikelihood"})
 
     def _plan(self, fact: CKAFact) -> tuple[list[Request], list[tuple[int, int]]]:
         """Requests, and for each object (true first) where its score is: (request, candidate)."""

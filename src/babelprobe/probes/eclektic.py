@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from babelprobe.data.eclektic import EclekticRow
-from babelprobe.languages import detect_script, language_name
+from babelprobe.languages import detect_script, language_name, language_script
 from babelprobe.metrics.eclektic import parse_judge, word_recall
 from babelprobe.models.base import ChatMessage, Generate, GenerateResult, Request, Response
 
@@ -69,7 +69,7 @@ class EclekticRecord(BaseModel):
     target_language: str
     is_source: bool
     setting: str
-    script: str
+    script: str  # of the target language (languages.language_script), else read from the question
     question: str
     answer: str
     prompt: str  # the text sent (a base model's includes the paragraph break, ``answer_request``)
@@ -126,6 +126,7 @@ def answer_request(text: str, chat: bool, max_tokens: int) -> Generate:
 
 class EclekticProbe:
     name = "eclektic"
+    request_kinds = frozenset({"generate"})
 
     def __init__(self, setting: str = "closed-book", chat: bool = False, max_tokens: int = 64):
         if setting not in PROMPTS:
@@ -142,7 +143,8 @@ class EclekticProbe:
         request = self.request(row)
         return EclekticRecord(
             q_id=row.q_id, source_language=row.source_language, target_language=row.target_language,
-            is_source=row.is_source, setting=self.setting, script=detect_script(row.question),
+            is_source=row.is_source, setting=self.setting,
+            script=language_script(row.target_language) or detect_script(row.question),
             question=row.question, answer=row.answer,
             prompt=request.prompt if request.prompt is not None else request.messages[0].content, **values,
         )

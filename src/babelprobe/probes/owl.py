@@ -19,8 +19,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from babelprobe.data.owl import OwlItem
-from babelprobe.data.perturbations import mask_names, shuffle_words
-from babelprobe.languages import language_name
+from babelprobe.data.perturbations import NameNotMaskable, mask_names, shuffle_words
+from babelprobe.languages import language_name, text_units
 from babelprobe.metrics.owl import (
     bleu, chrf, extract_continuation, fuzzy_match, name_cloze_correct, parse_name, parse_title_author, rouge_l,
     split_passage, trim_echo,
@@ -130,6 +130,7 @@ def passage_tokens(text: str) -> int:
 
 class OwlProbe:
     name = "owl"
+    request_kinds = frozenset({"generate"})
 
     def __init__(self, task: str, perturbation: str = "none", shots: int = 1, chat: bool = False,
                  max_tokens: int = 100, seed: int = 0):
@@ -168,7 +169,7 @@ class OwlProbe:
         if self.task == "name-cloze":
             return NAME_CLOZE_PROMPT.format(demonstration=self._demonstration(), passage=passage)
         first, second = split_passage(passage)
-        return PREFIX_PROMPT.format(language=language, word_count=len(second.split()),
+        return PREFIX_PROMPT.format(language=language, word_count=len(text_units(second)),
                                     demonstration=self._demonstration(), passage=first)
 
     @property
@@ -180,7 +181,10 @@ class OwlProbe:
         return "" if self.chat else self.closing_tag.replace("/", "")
 
     def requests(self, item: OwlItem) -> list[Request]:
-        text, stop = self.prompt(item), (self.closing_tag,)
+        try:
+            text, stop = self.prompt(item), (self.closing_tag,)
+        except NameNotMaskable:
+            return []  # nothing to ask: score() records the passage as an error row
         if self.chat:
             return [Generate(messages=(ChatMessage(role="user", content=text),), max_tokens=self.max_tokens, stop=stop)]
         return [Generate(prompt=f"{text}\n\n{self.prefill}", max_tokens=self.max_tokens, stop=stop)]
@@ -191,11 +195,19 @@ class OwlProbe:
             book_id=item.book_id, passage_id=item.passage_id, language=item.language,
             language_group=item.language_group, passage_type=item.passage_type, task=self.task,
             perturbation=self.perturbation, shots=self.shots, passage_tokens=passage_tokens(item.passage),
-            prompt=self.prompt(item), gold_titles=list(item.titles), gold_author=item.author,
+            prompt=self._prompt_or_empty(item), gold_titles=list(item.titles), gold_author=item.author,
             gold_names=list(item.names), **values,
         )
 
+    def _prompt_or_empty(self, item: OwlItem) -> str:
+        try:
+            return self.prompt(item)
+        except NameNotMaskable:
+            return ""
+
     def score(self, item: OwlItem, responses: list[Response]) -> OwlRecord:
+        if not responses:
+            self.prompt(item)  # raises NameNotMaskable: the runner records it as this item's error
         (response,) = responses
         assert isinstance(response, GenerateResult)
         output = response.text

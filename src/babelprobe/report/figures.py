@@ -1,7 +1,13 @@
-"""Figures written next to a run's results (matplotlib, no display needed)."""
+"""Figures (matplotlib, no display needed): built as ``Figure`` objects, written next to a run's
+results as PNG (``save_png``) and embedded in the HTML reports as SVG (``svg_data_uri``).
+
+Every accuracy or chrF++ axis spans 0-100 whatever the data (an all-zero run must not draw a
+-0.04..0.04 axis); heatmap cells computed from few items show their n."""
 
 from __future__ import annotations
 
+import base64
+import io
 import math
 from pathlib import Path
 
@@ -10,37 +16,67 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from babelprobe.analysis.eclektic import EclekticSummary  # noqa: E402
 from babelprobe.analysis.owl import Cell, OwlSummary  # noqa: E402
 
+SMALL_N = 30  # a heatmap cell from fewer items than this prints its n under the value
 
-def heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path, rows_label: str = "source language",
-            columns_label: str = "target language", square: bool = True, scale: float = 100.0) -> Path:
-    """Rows x columns heatmap in percent: source x target for ECLeKTiC (Figs. 5, 11, with the
-    same languages on both axes), book x language for OWL (App. G)."""
-    columns = sorted({c for row in matrix.values() for c in row} | (set(matrix) if square else set()))
-    rows = columns if square else sorted(matrix)
-    values = np.array([[matrix.get(r, {}).get(c, math.nan) for c in columns] for r in rows], dtype=float) * scale
-    fig, ax = plt.subplots(figsize=(1.6 + 0.6 * len(columns), 0.8 + 0.5 * len(rows)))
-    image = ax.imshow(values, cmap="RdBu", vmin=0, vmax=100)
-    ax.set_xticks(range(len(columns)), columns)
-    ax.set_yticks(range(len(rows)), rows)
-    ax.set_xlabel(columns_label)
-    ax.set_ylabel(rows_label)
-    for i in range(len(rows)):
-        for j in range(len(columns)):
-            if not math.isnan(values[i, j]):
-                ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=8)
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(image, ax=ax, fraction=0.046)
-    fig.tight_layout()
+
+def save_png(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def score_bars(summary: EclekticSummary, path: Path) -> Path:
+def svg_data_uri(fig: Figure) -> str:
+    """The figure as an SVG ``data:`` URI for an ``<img>``: vector, self-contained, and inert (an
+    image never runs script, and no text of the figure enters the page's markup)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def heatmap_figure(matrix: dict[str, dict[str, float]], title: str, rows_label: str = "source language",
+                   columns_label: str = "target language", square: bool = True, scale: float = 100.0,
+                   counts: dict[str, dict[str, int]] | None = None, columns: list[str] | None = None,
+                   rows: list[str] | None = None) -> Figure:
+    """Rows x columns heatmap on a fixed 0-100 colour scale: source x target for ECLeKTiC (Figs.
+    5, 11, with the same languages on both axes), book x language for OWL (App. G), language x
+    metric for the profile. ``counts`` (same shape) adds "n=k" to cells with k < SMALL_N."""
+    columns = columns or sorted({c for row in matrix.values() for c in row} | (set(matrix) if square else set()))
+    rows = rows or (columns if square else sorted(matrix))
+    values = np.array([[matrix.get(r, {}).get(c, math.nan) for c in columns] for r in rows], dtype=float) * scale
+    long_labels = max(map(len, columns), default=1) > 6  # metric names: slanted
+    fig, ax = plt.subplots(figsize=(max(3.5, 1.6 + 0.6 * len(columns)), 0.8 + 0.5 * len(rows) + 1.5 * long_labels))
+    image = ax.imshow(values, cmap="RdBu", vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(range(len(columns)), columns, rotation=35 if long_labels else 0, ha="right" if long_labels else "center",
+                  fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.set_xlabel(columns_label)
+    ax.set_ylabel(rows_label)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(columns):
+            if math.isnan(values[i, j]):
+                continue
+            n = (counts or {}).get(r, {}).get(c)
+            label = f"{values[i, j]:.0f}" + (f"\nn={n}" if n is not None and n < SMALL_N else "")
+            ax.text(j, i, label, ha="center", va="center", fontsize=7 if "\n" in label else 8)
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path, rows_label: str = "source language",
+            columns_label: str = "target language", square: bool = True, scale: float = 100.0,
+            counts: dict[str, dict[str, int]] | None = None) -> Path:
+    return save_png(heatmap_figure(matrix, title, rows_label, columns_label, square, scale, counts), path)
+
+
+def score_bars_figure(summary: EclekticSummary) -> Figure:
     """Overall success and transfer score per setting with 95% margins (judge if judged)."""
     settings = summary.settings
     fig, ax = plt.subplots(figsize=(2 + 1.6 * len(settings), 3.2))
@@ -51,13 +87,19 @@ def score_bars(summary: EclekticSummary, path: Path) -> Path:
                yerr=[100 * sc.margin for sc in scores], capsize=3)
     ax.set_xticks(x, [s.setting for s in settings], fontsize=8)
     ax.set_ylabel("%")
-    metric = "LLM judge" if settings and settings[0].judge else "string metric"
-    ax.set_title(f"ECLeKTiC overall success and transfer ({metric})", fontsize=9)
+    ax.set_ylim(0, 100)
+    ax.set_title(f"ECLeKTiC overall success and transfer ({eclektic_metric_name(summary)})", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def eclektic_metric_name(summary: EclekticSummary) -> str:
+    return "LLM judge" if summary.settings and summary.settings[0].judge else "string metric"
+
+
+def score_bars(summary: EclekticSummary, path: Path) -> Path:
+    return save_png(score_bars_figure(summary), path)
 
 
 def ablation_table(summary: EclekticSummary, path: Path) -> Path:
@@ -75,14 +117,21 @@ def ablation_table(summary: EclekticSummary, path: Path) -> Path:
     return path
 
 
-def eclektic_figures(summary: EclekticSummary, out: Path) -> list[Path]:
-    paths = [score_bars(summary, out / "eclektic_scores.png"), ablation_table(summary, out / "eclektic_table.md")]
+def eclektic_figure_list(summary: EclekticSummary) -> list[tuple[str, Figure]]:
+    """(file stem, figure): the score bars, then overall and transfer heatmaps per setting."""
+    figures = [("eclektic_scores", score_bars_figure(summary))]
     for s in summary.settings:
         metric = "judge" if s.judge else "string"
         for name in ("overall", "transfer"):
-            paths.append(heatmap(s.matrices[metric][name], f"{s.setting}: {name} ({metric})",
-                                 out / f"eclektic_{s.setting}_{name}.png"))
-    return paths
+            figures.append((f"eclektic_{s.setting}_{name}",
+                            heatmap_figure(s.matrices[metric][name], f"{s.setting}: {name} % ({metric})",
+                                           counts=s.pair_counts)))
+    return figures
+
+
+def eclektic_figures(summary: EclekticSummary, out: Path) -> list[Path]:
+    paths = [save_png(fig, out / f"{stem}.png") for stem, fig in eclektic_figure_list(summary)]
+    return paths + [ablation_table(summary, out / "eclektic_table.md")]
 
 
 def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
@@ -95,19 +144,18 @@ def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
     ax.set_xscale("log")
     ax.set_xlabel("parameters")
     ax.set_ylabel("%")
+    ax.set_ylim(0, 100)
     for label, size, overall, _ in points:
         ax.annotate(label, (size, 100 * overall), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
-def _grouped_bars(series: dict[str, list[Cell]], groups: list[str], title: str, ylabel: str, path: Path,
-                  scale: float) -> Path:
-    """One bar per (series, group) with its 95% interval."""
-    fig, ax = plt.subplots(figsize=(2.5 + 1.2 * len(groups), 3.4))
+def grouped_bars_figure(series: dict[str, list[Cell]], groups: list[str], title: str, ylabel: str,
+                        scale: float) -> Figure:
+    """One bar per (series, group) with its 95% interval, on a 0-100 axis."""
+    fig, ax = plt.subplots(figsize=(2.5 + max(1.2, 0.25 * len(series)) * len(groups), 3.4))
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
     for k, (label, cells) in enumerate(series.items()):
@@ -118,29 +166,35 @@ def _grouped_bars(series: dict[str, list[Cell]], groups: list[str], title: str, 
         ax.bar(x + (k - (len(series) - 1) / 2) * width, vals, width=width, label=label, yerr=err, capsize=2)
     ax.set_xticks(x, groups, fontsize=8)
     ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 100)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
 
 
-def owl_figures(summary: OwlSummary, out: Path) -> list[Path]:
-    """Book x language heatmaps, accuracy by language group and by passage length (with CIs)."""
-    paths = []
+def owl_figure_list(summary: OwlSummary) -> list[tuple[str, Figure]]:
+    """(file stem, figure): book x language heatmaps, accuracy by language group and by passage
+    length (with CIs)."""
+    figures = []
     accuracy = [t for t in summary.tasks if t.task != "prefix"]
     for t in summary.tasks:
         scale = 1.0 if t.task == "prefix" else 100.0
         metric = "chrF++" if t.task == "prefix" else "accuracy %"
-        paths.append(heatmap(t.book_language, f"{t.task} ({t.perturbation}): {metric}",
-                             out / f"owl_{t.task}_{t.perturbation}_books.png", rows_label="book",
-                             columns_label="language", square=False, scale=scale))
+        figures.append((f"owl_{t.task}_{t.perturbation}_books",
+                        heatmap_figure(t.book_language, f"{t.task} ({t.perturbation}): {metric}", rows_label="book",
+                                       columns_label="language", square=False, scale=scale,
+                                       counts=t.book_language_n)))
     if accuracy:
         series = {f"{t.task}/{t.perturbation}": t.by_group for t in accuracy}
-        paths.append(_grouped_bars(series, ["original", "official", "unseen"], "OWL accuracy by language group",
-                                   "accuracy %", out / "owl_by_group.png", 100.0))
+        figures.append(("owl_by_group", grouped_bars_figure(series, ["original", "official", "unseen"],
+                                                            "OWL accuracy by language group", "accuracy %", 100.0)))
         series = {f"{t.task}/{t.perturbation}": t.by_length for t in accuracy}
-        paths.append(_grouped_bars(series, ["0-50", "50-100", "100+"], "OWL accuracy by passage length "
-                                   f"({summary.tokenizer} tokens)", "accuracy %", out / "owl_by_length.png", 100.0))
-    return paths
+        figures.append(("owl_by_length", grouped_bars_figure(series, ["0-50", "50-100", "100+"],
+                                                             f"OWL accuracy by passage length ({summary.tokenizer} "
+                                                             "tokens)", "accuracy %", 100.0)))
+    return figures
+
+
+def owl_figures(summary: OwlSummary, out: Path) -> list[Path]:
+    return [save_png(fig, out / f"{stem}.png") for stem, fig in owl_figure_list(summary)]

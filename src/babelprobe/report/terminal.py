@@ -10,6 +10,8 @@ from rich.table import Table
 from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score
 from babelprobe.analysis.owl import Delta, OwlSummary
+from babelprobe.analysis.similarity import SimilaritySummary
+from babelprobe.report.relations import relation_label
 from babelprobe.store import Manifest
 
 
@@ -55,6 +57,7 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
                       + ", ".join(f"{s}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
     if summary.relations and relations:
         top = sorted(summary.relations, key=lambda r: -r.n)[:relations]
+        top = [r.model_copy(update={"group": relation_label(r.group)}) for r in top]
         console.print(_accuracy_table(f"accuracy by relation (top {len(top)} by count)", top, "relation", script=False))
     if manifest is not None:
         r = manifest.requests
@@ -88,8 +91,9 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
                       _score(s.string.overall), _score(s.string.transfer))
     console.print(table)
     for s in summary.settings:
-        parts = [f"{label}-script: overall {_score(t.overall)}, transfer {_score(t.transfer)} ({t.overall.n} pairs)"
-                 for label, t in s.same_script.items()]
+        metric = "judge" if s.judge else "string metric"
+        parts = [f"{label}-script ({metric}): overall {_score(t.overall)}, transfer {_score(t.transfer)} "
+                 f"({t.overall.n} pairs)" for label, t in s.same_script.items()]
         console.print(f"{s.setting}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
                       f"{_score(s.string_compat.overall)}, transfer {_score(s.string_compat.transfer)}; "
                       + "; ".join(parts), soft_wrap=True)
@@ -140,3 +144,32 @@ def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
         k = 1.0 if d.task == "prefix" else 100.0
         table.add_row(f"{d.task} / {d.perturbation}", d.group, f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
     console.print(table)
+
+
+def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | None = None,
+                             console: Console | None = None) -> None:
+    """Final-layer similarity (rounded) and the typology correlation per layer."""
+    console = console or Console()
+    final = summary.layer()
+    table = _titled(f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the "
+                    "language-specific subspace)", manifest)
+    table.add_column("")
+    for lang in final.languages:
+        table.add_column(lang, justify="right")
+    for lang, row in zip(final.languages, final.matrix):
+        table.add_row(lang, *(f"{v:.2f}" for v in row))
+    console.print(table)
+    if summary.typology:
+        features = sorted({t.features for t in summary.typology})
+        typ = Table(title=f"Pearson r with {summary.typology_source} similarity over language pairs")
+        typ.add_column("layer")
+        for name in features:
+            typ.add_column(name, justify="right")
+        for layer in summary.layers:
+            cells = {t.features: t for t in summary.typology if t.layer == layer}
+            typ.add_row(str(layer), *("—" if cells[f].pearson_r is None else f"{cells[f].pearson_r:+.2f}"
+                                      for f in features))
+        console.print(typ)
+        unknown = {k: v for k, v in summary.typology_unknown_languages.items() if v}
+        if unknown:
+            console.print(f"not in {summary.typology_source}: {unknown}", soft_wrap=True)

@@ -1,0 +1,229 @@
+"""Inputs of ``babelprobe graph``: a language-similarity matrix and per-language signals.
+
+File contract (issue 7, §4):
+- SIM.csv: a square matrix, first column ``language``, then one column per language.
+- MEM.csv: ``language`` plus one numeric column per memorization metric.
+- TOKENS.csv: ``language,tokens`` (the data-volume signal).
+A run directory can stand in for a file: a ``similarity`` run (its ``similarity.csv``, or
+``similarity_layer{N}.csv`` for another layer) or a ``memorization`` run (its ``memorization.csv``,
+or ``memorization_p{N}.csv`` for prompt length N).
+Every problem is a ``DatasetError`` naming file, row and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from babelprobe.data.validation import DatasetError, Problem
+
+SIMILARITY_CSV = "similarity.csv"
+MEMORIZATION_CSV = "memorization.csv"
+SYMMETRY_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class SimilarityMatrix:
+    languages: tuple[str, ...]
+    values: np.ndarray  # L × L, symmetric
+
+    def restricted(self, languages: list[str]) -> "SimilarityMatrix":
+        index = [self.languages.index(lang) for lang in languages]
+        return SimilarityMatrix(tuple(languages), self.values[np.ix_(index, index)])
+
+
+@dataclass(frozen=True)
+class LanguageSignals:
+    """Per-language values of one or more named signals: ``values[signal][language]``."""
+
+    source: str
+    values: dict[str, dict[str, float]]
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    if not path.is_file():
+        raise DatasetError([Problem(str(path), None, None, "file not found")])
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            raise DatasetError([Problem(str(path), None, None, "the file is empty")])
+        rows = [(number, row) for number, row in enumerate(reader, start=1) if any(cell.strip() for cell in row)]
+    return [h.strip() for h in header], rows
+
+
+def _number(cell: str, path: Path, row: int, field: str, problems: list[Problem]) -> float:
+    try:
+        value = float(cell)
+    except ValueError:
+        problems.append(Problem(str(path), row, field, f"not a number: {cell!r}"))
+        return math.nan
+    if not math.isfinite(value):
+        problems.append(Problem(str(path), row, field, f"not a finite number: {cell!r}"))
+    return value
+
+
+@dataclass(frozen=True)
+class _Table:
+    columns: list[str]  # the value columns, in file order
+    values: dict[str, dict[str, float]]  # column -> language -> value
+    row_of: dict[str, int]  # language -> 1-based data row
+
+
+def _table(path: Path, required: tuple[str, ...]) -> _Table:
+    """A ``language`` + numeric columns table."""
+    header, rows = _read_csv(path)
+    problems: list[Problem] = []
+    if not header or header[0] != "language":
+        raise DatasetError([Problem(str(path), None, header[0] if header else None,
+                                    "the first column must be 'language'")])
+    columns = header[1:]
+    for name in required:
+        if name not in columns:
+            problems.append(Problem(str(path), None, name, "missing column"))
+    seen_columns: set[str] = set()
+    for name in columns:
+        if not name:
+            problems.append(Problem(str(path), None, None, "a column has no name"))
+        elif name in seen_columns:
+            problems.append(Problem(str(path), None, name, "duplicate column"))
+        seen_columns.add(name)
+    if not columns:
+        problems.append(Problem(str(path), None, None, "no value columns after 'language'"))
+    if problems:
+        raise DatasetError(problems)
+    values: dict[str, dict[str, float]] = {c: {} for c in columns}
+    seen: dict[str, int] = {}
+    for number, row in rows:
+        language = row[0].strip() if row else ""
+        if not language:
+            problems.append(Problem(str(path), number, "language", "empty language"))
+            continue
+        if language in seen:
+            problems.append(Problem(str(path), number, "language",
+                                    f"duplicate language {language!r} (first on row {seen[language]})"))
+            continue
+        seen[language] = number
+        if len(row) != len(header):
+            problems.append(Problem(str(path), number, None, f"{len(row)} cells, the header has {len(header)}"))
+            continue
+        for name, cell in zip(columns, row[1:]):
+            values[name][language] = _number(cell.strip(), path, number, name, problems)
+    if not seen:
+        problems.append(Problem(str(path), None, None, "no data rows"))
+    if problems:
+        raise DatasetError(problems)
+    return _Table(columns, values, seen)
+
+
+def read_similarity_csv(path: Path) -> SimilarityMatrix:
+    """SIM.csv: square (same languages as rows and columns), numeric, symmetric."""
+    table = _table(path, ())
+    columns, values, row_of = table.columns, table.values, table.row_of
+    problems: list[Problem] = []
+    row_languages = list(row_of)
+    for lang in columns:
+        if lang not in row_of:
+            problems.append(Problem(str(path), None, lang, f"column {lang!r} has no row: the matrix must be square"))
+    for lang in row_languages:
+        if lang not in values:
+            problems.append(Problem(str(path), row_of[lang], "language",
+                                    f"row {lang!r} has no column: the matrix must be square"))
+    if problems:
+        raise DatasetError(problems)
+    matrix = np.array([[values[b][a] for b in columns] for a in columns], dtype=np.float64)
+    for i, a in enumerate(columns):
+        for j in range(i + 1, len(columns)):
+            if abs(matrix[i, j] - matrix[j, i]) > SYMMETRY_TOLERANCE:
+                b = columns[j]
+                problems.append(Problem(str(path), row_of[a], b, f"sim({a},{b}) = {matrix[i, j]:g} but "
+                                        f"sim({b},{a}) = {matrix[j, i]:g}: the matrix must be symmetric"))
+    if len(columns) < 2:
+        problems.append(Problem(str(path), None, None, "at least 2 languages are needed"))
+    if problems:
+        raise DatasetError(problems)
+    return SimilarityMatrix(tuple(columns), matrix)
+
+
+def read_similarity(path: Path, layer: int | None = None) -> SimilarityMatrix:
+    """SIM.csv, or a ``similarity`` run directory (its final-layer matrix unless ``layer``)."""
+    if path.is_dir():
+        name = SIMILARITY_CSV if layer is None else f"similarity_layer{layer}.csv"
+        if not (path / name).is_file():
+            raise DatasetError([Problem(str(path), None, None, f"no {name} here (not a similarity run directory?)")])
+        return read_similarity_csv(path / name)
+    if layer is not None:
+        raise ValueError("--layer applies to a similarity run directory, not to a CSV file")
+    return read_similarity_csv(path)
+
+
+def read_memorization(path: Path, metrics: list[str] | None = None, prefix_tokens: int | None = None) -> LanguageSignals:
+    """MEM.csv (``language`` + one column per metric) or a memorization run directory."""
+    if path.is_dir():
+        signals = read_memorization_run(path, prefix_tokens)
+    elif prefix_tokens is not None:
+        raise ValueError("--prefix-tokens applies to a memorization run directory, not to a CSV file")
+    else:
+        signals = LanguageSignals(str(path), _table(path, ()).values)
+    if metrics:
+        missing = [m for m in metrics if m not in signals.values]
+        if missing:
+            raise DatasetError([Problem(signals.source, None, m, f"no such metric (have: {', '.join(signals.values)})")
+                                for m in missing])
+        signals = LanguageSignals(signals.source, {m: signals.values[m] for m in metrics})
+    return signals
+
+
+def read_tokens(path: Path, scale: str) -> dict[str, float]:
+    """TOKENS.csv ``language,tokens``; with the log scale every count must be > 0."""
+    table = _table(path, ("tokens",))
+    tokens = table.values["tokens"]
+    if scale == "log":
+        bad = [Problem(str(path), table.row_of[lang], "tokens",
+                       f"{value:g} tokens: --tokens-scale log needs counts > 0 (or use --tokens-scale raw)")
+               for lang, value in tokens.items() if value <= 0]
+        if bad:
+            raise DatasetError(bad)
+    return tokens
+
+
+def read_memorization_run(run_dir: Path, prefix_tokens: int | None = None) -> LanguageSignals:
+    """A memorization run's per-language table: ``memorization.csv`` (its longest prompt length)
+    or ``memorization_p{N}.csv`` (prompt length N), both in the MEM.csv layout (written by
+    ``babelprobe run memorization``: means over scored samples, EM as a rate)."""
+    name = MEMORIZATION_CSV if prefix_tokens is None else f"memorization_p{prefix_tokens}.csv"
+    path = run_dir / name
+    if not path.is_file():
+        have = sorted(p.name for p in run_dir.glob("memorization*.csv"))
+        raise DatasetError([Problem(str(run_dir), None, None, f"no {name} here (not a memorization run directory?"
+                                    f"{' have: ' + ', '.join(have) if have else ''})")])
+    return LanguageSignals(str(path), _table(path, ()).values)
+
+
+STANDIN_TOKENS_CSV = "STAND-IN_speaker_population_as_tokens.csv"
+
+
+def write_speaker_population_standin(languages: list[str], path: Path) -> dict[str, float]:
+    """A STAND-IN for data volume when the real training-token counts are unknown: each
+    language's speaking population from the ``language_data`` package (via langcodes), in the
+    TOKENS.csv layout. It is not training data; the demo labels it as such. Languages without
+    a population are left out."""
+    import langcodes
+
+    population = {}
+    for lang in languages:
+        try:
+            count = langcodes.Language.get(lang).speaking_population()
+        except (LookupError, ValueError):
+            continue
+        if count and count > 0:
+            population[lang] = float(count)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["language", "tokens"])
+        writer.writerows(population.items())
+    return population

@@ -1,0 +1,229 @@
+"""Where the runner's batches are answered: in this process (``LocalExecutor``), or by model
+replicas on a Ray cluster (``RayExecutor``, ``--executor ray``).
+
+The runner (runner.py) keeps everything else in one place: de-duplication, the response cache,
+collation into batches, and recording errors. An executor only takes the pending batches and
+yields ``(batch, results)`` as each batch finishes, in any order; the runner commits each batch's
+responses to the cache in one transaction as it arrives, so a driver killed at any moment resumes
+from the cache with the same batches and the same numbers.
+
+Ray: one actor per replica, each loading the model spec once (one per GPU, else one per node).
+Batches are handed out as replicas free up (two in flight each, so a replica never waits for the
+driver). A replica whose process dies is restarted by Ray (``max_restarts``) and its unfinished
+batches are re-run (``max_task_retries``), on whichever node has room; a replica that is gone for
+good has its batches re-sent to the others. Answers do not depend on which replica computed them:
+the same batches reach the same backend code, and every replica's model fingerprint is checked
+against the driver's before anything is sent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterator, Protocol, Sequence
+
+from babelprobe.models.base import Backend, Request, RequestFailure, Response, answer
+from babelprobe.models.registry import LoadOptions
+
+Results = list[Response | RequestFailure]
+
+
+def answer_batch(backend: Backend, batch: Sequence[Request], retries: int) -> Results:
+    """One same-kind batch: tried whole ``retries + 1`` times; if it still raises, each request
+    alone (``retries + 1`` times each), so that one bad request does not cost the batch. A request
+    that finally raises becomes a ``RequestFailure`` (an error row, never cached)."""
+    kind = batch[0].kind
+
+    def attempt(requests: Sequence[Request]) -> Results:
+        for tries_left in range(retries, -1, -1):
+            try:
+                return answer(backend, kind, requests)
+            except Exception:
+                if not tries_left:
+                    raise
+        raise AssertionError("unreachable")
+
+    try:
+        return attempt(batch)
+    except Exception:
+        isolated: Results = []
+        for request in batch:
+            try:
+                isolated.append(attempt([request])[0])
+            except Exception as exc:  # errors are data, never wrong answers
+                isolated.append(RequestFailure(error=f"{type(exc).__name__}: {exc}"))
+        return isolated
+
+
+class Executor(Protocol):
+    def run(self, batches: Sequence[list[Request]]) -> Iterator[tuple[list[Request], Results]]: ...
+
+
+class LocalExecutor:
+    """Today's loop: every batch in order, in this process."""
+
+    def __init__(self, backend: Backend, retries: int = 1):
+        self.backend = backend
+        self.retries = retries
+
+    def run(self, batches: Sequence[list[Request]]) -> Iterator[tuple[list[Request], Results]]:
+        for batch in batches:
+            yield batch, answer_batch(self.backend, batch, self.retries)
+
+
+class _Replica:
+    """A Ray actor's state: the backend loaded once from the spec."""
+
+    def __init__(self, spec: str, options: LoadOptions, retries: int):
+        from babelprobe.models import load_backend
+
+        self.backend = load_backend(spec, options=options)
+        self.retries = retries
+
+    def answer(self, batch: list[Request]) -> Results:
+        return answer_batch(self.backend, batch, self.retries)
+
+    def fingerprint_key(self) -> str:
+        return self.backend.fingerprint.key()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+@dataclass
+class RayStats:
+    replicas: int = 0
+    batches: int = 0
+    resent: int = 0  # batches re-sent to another replica after theirs was gone for good
+
+
+class RayExecutor:
+    """Shards batches over model replicas on a Ray cluster (a context manager: replicas start on
+    entry and are killed on exit; Ray itself is shut down only if this executor started it)."""
+
+    def __init__(
+        self, spec: str, options: LoadOptions, *, fingerprint_key: str, retries: int = 1,
+        address: str | None = None, replicas: int | None = None, max_restarts: int = 3,
+        max_task_retries: int = 3, in_flight: int = 2,
+    ):
+        self.spec, self.options, self.fingerprint_key = spec, options, fingerprint_key
+        self.retries, self.address, self.replicas = retries, address, replicas
+        self.max_restarts, self.max_task_retries, self.in_flight = max_restarts, max_task_retries, in_flight
+        self.actors: list = []
+        self.stats = RayStats()
+        self._started_ray = False
+
+    def __enter__(self) -> "RayExecutor":
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _start(self) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise ImportError(f'--executor ray needs ray: pip install "babelprobe[ray]" ({exc})') from exc
+        if not ray.is_initialized():
+            address = self.address or os.environ.get("RAY_ADDRESS") or None  # None: a local Ray
+            ray.init(address=address, log_to_driver=False)
+            self._started_ray = True
+        count, resources = self._placement(ray)
+        self._wait_for_room(ray, count, resources)
+        actor_class = ray.remote(max_restarts=self.max_restarts, max_task_retries=self.max_task_retries,
+                                 **resources)(_Replica)
+        self.actors = [actor_class.remote(self.spec, self.options, self.retries) for _ in range(count)]
+        keys = ray.get([actor.fingerprint_key.remote() for actor in self.actors])
+        if any(key != self.fingerprint_key for key in keys):
+            raise RuntimeError(
+                f"--executor ray: a replica of {self.spec} has another fingerprint than the driver's "
+                "(different package versions or weights on a node?); its answers would not match the cache"
+            )
+        self.stats.replicas = count
+
+    room_patience = 30.0  # seconds to wait for free CPUs/GPUs before giving up
+
+    def _wait_for_room(self, ray, count: int, resources: dict) -> None:
+        """Ray would wait forever for replicas the cluster has no room for: wait a little (actors
+        killed just before release theirs asynchronously), then say so."""
+        deadline = time.monotonic() + self.room_patience
+        while True:
+            free = ray.available_resources()
+            short = [(count * resources[name], key, free.get(key, 0)) for name, key in (("num_cpus", "CPU"), ("num_gpus", "GPU"))
+                     if resources.get(name) and free.get(key, 0) < count * resources[name]]
+            if not short:
+                return
+            if time.monotonic() > deadline:
+                need, key, have = short[0]
+                raise RuntimeError(f"--executor ray: {count} replicas need {need} {key} free in the cluster, "
+                                   f"{have:g} free (lower --ray-replicas?)")
+            time.sleep(0.5)
+
+    def _placement(self, ray) -> tuple[int, dict]:
+        """How many replicas, and the resources each asks for: one GPU each where the cluster has
+        GPUs, else one replica per node using the smallest node's CPUs."""
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        gpus = int(sum(n["Resources"].get("GPU", 0) for n in nodes))
+        if gpus:
+            return self.replicas or gpus, {"num_gpus": 1, "num_cpus": 1}
+        cpus = min(int(n["Resources"].get("CPU", 1)) for n in nodes)
+        count = self.replicas or len(nodes)
+        total = int(sum(n["Resources"].get("CPU", 0) for n in nodes))
+        return count, {"num_cpus": max(1, min(cpus, total // count))}
+
+    def __exit__(self, *exc) -> None:
+        if not self.actors and not self._started_ray:
+            return
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        self.actors = []
+        if self._started_ray:
+            ray.shutdown()
+
+    def pids(self) -> list[int]:
+        import ray
+
+        return ray.get([actor.pid.remote() for actor in self.actors])
+
+    def run(self, batches: Sequence[list[Request]]) -> Iterator[tuple[list[Request], Results]]:
+        import ray
+        from ray.exceptions import RayActorError
+
+        queue = deque(range(len(batches)))
+        live = set(range(len(self.actors)))
+        running: dict = {}  # object ref -> (replica, batch index)
+        resent: dict[int, int] = {}
+
+        def send(replica: int) -> None:
+            index = queue.popleft()
+            running[self.actors[replica].answer.remote(batches[index])] = (replica, index)
+
+        for _ in range(self.in_flight):
+            for replica in sorted(live):
+                if queue:
+                    send(replica)
+        while running:
+            (ref,), _ = ray.wait(list(running), num_returns=1)
+            replica, index = running.pop(ref)
+            try:
+                results = ray.get(ref)
+            except RayActorError:
+                # The replica is gone for good (restarts used up, or its node left the cluster).
+                live.discard(replica)
+                resent[index] = resent.get(index, 0) + 1
+                if not live or resent[index] > self.max_task_retries:
+                    raise
+                self.stats.resent += 1
+                queue.appendleft(index)
+                send(min(live, key=lambda r: sum(1 for rr, _ in running.values() if rr == r)))
+                continue
+            self.stats.batches += 1
+            yield batches[index], results
+            if queue and replica in live:
+                send(replica)

@@ -1,0 +1,178 @@
+"""The HTML report sections and language-profile metrics of CKA, OWL and ECLeKTiC, built from a
+run's summary and stored items only (the bodies of their ``Family.html_sections`` and
+``Family.profile_metrics``)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from babelprobe.analysis.cka import CKASummary, GroupAccuracy
+from babelprobe.analysis.eclektic import EclekticSummary, Score, by_language
+from babelprobe.analysis.owl import Cell, OwlSummary, error_category
+from babelprobe.report import figures as figs
+from babelprobe.report.relations import relation_label
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table, figure, pct, text
+
+
+# --- CKA ---------------------------------------------------------------------------------------
+
+def _accuracy_rows(rows: list[GroupAccuracy], label=str) -> list[list[str]]:
+    return [[label(r.group), str(r.n), str(r.errors), pct(r.accuracy, r.ci_low, r.ci_high)] for r in rows]
+
+
+def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
+    languages = Table("accuracy by language (%, 95% bootstrap CI)", ["language", "script", "n", "errors", "accuracy"],
+                      [[r.group, r.script or ""] + row[1:] for r, row in zip(summary.languages,
+                                                                              _accuracy_rows(summary.languages))])
+    relations = Table("accuracy by relation (Wikidata property)", ["relation", "n", "errors", "accuracy"],
+                      _accuracy_rows(sorted(summary.relations, key=lambda r: -r.n), relation_label))
+    paragraphs = [f"mode {summary.mode}; a fact is known iff P(true) > mean P(false) (Polyglot-or-Not §3). "
+                  f"Multilingual accuracy (mean of {len(summary.languages)} languages): "
+                  f"{pct(summary.multilingual_accuracy)}% ± {pct(summary.multilingual_half_width)}."]
+    if summary.script_test is not None:
+        t = summary.script_test
+        paragraphs.append(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}; "
+                          + ", ".join(f"{s}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
+    cells = [Cell(group=r.group, n=r.n, errors=r.errors, value=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high)
+             for r in summary.languages]
+    bars = figs.grouped_bars_figure({"accuracy": cells}, [r.group for r in summary.languages],
+                                    f"CKA accuracy by language ({summary.mode})", "accuracy %", 100.0)
+    rows = []
+    for r in items.itertuples(index=False):
+        verdict = f"error: {r.error}" if r.error else ("known" if r.known else "not known")
+        false_lp = [float(x) for x in r.logp_false] if r.logp_false is not None else []
+        scores = (f"log P(true) {r.logp_true:.2f}; log P(false) " + ", ".join(f"{x:.2f}" for x in false_lp)
+                  if r.logp_true is not None else "")
+        rows.append([r.language, relation_label(r.relation), text(r.stems), text(r.false), scores, r.true, verdict])
+    table = ItemTable(["language", "relation", "stems", "false objects", "model scores", "gold (true object)",
+                       "verdict"], rows, filters=["language", "relation", "verdict"])
+    return [Section("CKA summary", paragraphs, [languages, relations], [figure(bars)]),
+            Section("items", ["every fact as scored: the stems, the candidate objects, the model's "
+                              "log-probabilities and the verdict"], items=table)]
+
+
+def cka_profile(summary: CKASummary) -> list[ProfileMetric]:
+    return [ProfileMetric(f"CKA accuracy ({summary.mode})", r.group, 100 * r.accuracy, 100 * r.ci_low,
+                          100 * r.ci_high, r.n) for r in summary.languages if r.n]
+
+
+# --- OWL ---------------------------------------------------------------------------------------
+
+def _owl_scale(task: str) -> float:
+    return 1.0 if task == "prefix" else 100.0
+
+
+def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
+    groups = ("original", "official", "unseen")
+    overview = Table("accuracy (%; chrF++ for prefix probing) with 95% bootstrap CIs",
+                     ["task / perturbation", "n", "errors", "all"] + list(groups), [])
+    by_language = []
+    taxonomy = []
+    for t in summary.tasks:
+        scale = _owl_scale(t.task)
+        cell = {c.group: c for c in t.by_group}
+        overview.rows.append([f"{t.task} / {t.perturbation}", str(t.n), str(t.errors),
+                              pct(t.overall.value, t.overall.ci_low, t.overall.ci_high, scale)]
+                             + [pct(cell[g].value, cell[g].ci_low, cell[g].ci_high, scale) if g in cell and cell[g].n
+                                else "-" for g in groups])
+        by_language.append(Table(f"{t.task} / {t.perturbation} by language", ["language", "n", "errors", "value"],
+                                 [[c.group, str(c.n), str(c.errors), pct(c.value, c.ci_low, c.ci_high, scale)]
+                                  for c in t.by_language]))
+        if t.errors_taxonomy:
+            wrong = sum(t.errors_taxonomy.values())
+            taxonomy.append(Table(f"{t.task} / {t.perturbation}: wrong answers (App. F taxonomy)",
+                                  ["category", "count", "share"],
+                                  [[k, str(v), f"{100 * v / wrong:.0f}%"] for k, v in t.errors_taxonomy.items()]))
+        if t.frequent_wrong:
+            taxonomy.append(Table(f"{t.task} / {t.perturbation}: most frequent wrong answers", ["language", "answers"],
+                                  [[lang, ", ".join(f"{a} ({n})" for a, n in answers)]
+                                   for lang, answers in t.frequent_wrong.items()]))
+        if t.overlap:
+            taxonomy.append(Table(f"{t.task} / {t.perturbation}: overlap with the reference", list(t.overlap),
+                                  [[f"{v:.2f}" for v in t.overlap.values()]]))
+    rows = []
+    for r in items.itertuples(index=False):
+        if r.error:
+            verdict = f"error: {r.error}"
+        elif r.task == "prefix":
+            verdict = f"chrF++ {r.chrf_pp:.1f}"
+        else:
+            verdict = "correct" if r.correct else f"wrong: {error_category(pd.Series(r._asdict()))}"
+        gold = r.reference if r.task == "prefix" else text(r.gold_titles if r.task == "direct" else r.gold_names)
+        rows.append([f"{r.task}/{r.perturbation}", r.language, r.book_id, text(r.prompt), text(r.output), text(gold),
+                     verdict])
+    table = ItemTable(["task", "language", "book", "prompt", "model output", "gold", "verdict"], rows,
+                      filters=["task", "language", "book"])
+    return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], [overview] + by_language,
+                    [figure(fig) for _, fig in figs.owl_figure_list(summary)]),
+            Section("error taxonomy", tables=taxonomy),
+            Section("items", ["every passage version as prompted, with the model's raw output"], items=table)]
+
+
+def owl_profile(summary: OwlSummary) -> list[ProfileMetric]:
+    out = []
+    for t in summary.tasks:
+        scale = _owl_scale(t.task)
+        out += [ProfileMetric(f"OWL {t.task} ({t.perturbation})", c.group, scale * c.value, scale * c.ci_low,
+                              scale * c.ci_high, c.n) for c in t.by_language if c.n]
+    return out
+
+
+# --- ECLeKTiC ----------------------------------------------------------------------------------
+
+def _score(s: Score | None) -> str:
+    if s is None or math.isnan(s.value):
+        return "-"
+    return f"{100 * s.value:.1f} ± {100 * s.margin:.1f}"
+
+
+def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Section]:
+    metric = figs.eclektic_metric_name(summary)
+    scores = Table("overall success and transfer score (%, 95% margin; ECLeKTiC Table 2)",
+                   ["setting", "pairs", "errors", "judge: overall", "judge: transfer", "string: overall",
+                    "string: transfer", "notebook string (compat): overall", "transfer"],
+                   [[s.setting, str(s.string.overall.n), str(s.errors), _score(s.judge.overall if s.judge else None),
+                     _score(s.judge.transfer if s.judge else None), _score(s.string.overall),
+                     _score(s.string.transfer), _score(s.string_compat.overall), _score(s.string_compat.transfer)]
+                    for s in summary.settings])
+    scripts = Table(f"same- vs cross-script pairs ({metric}; §4.2)",
+                    ["setting", "pairs", f"overall ({metric})", f"transfer ({metric})"],
+                    [[s.setting + f" / {label}-script", str(t.overall.n), _score(t.overall), _score(t.transfer)]
+                     for s in summary.settings for label, t in s.same_script.items()])
+    paragraphs = [f"judges: {', '.join(summary.judges)} (majority vote)" if summary.judges
+                  else "no judge: the string metric (word recall) only"]
+    rows = []
+    for r in items.itertuples(index=False):
+        if r.error:
+            verdict = f"error: {r.error}"
+        else:
+            verdict = f"recall {r.recall:.2f}"
+            if getattr(r, "judge_correct", None) is not None:
+                verdict = ("judge: correct" if r.judge_correct else "judge: not correct") + "; " + verdict
+        rows.append([r.setting, f"{r.source_language} → {r.target_language}", r.target_language, text(r.prompt),
+                     text(r.prediction), r.answer, text(getattr(r, "judge_answers", None)), verdict])
+    table = ItemTable(["setting", "source → target", "target", "prompt", "model output", "gold", "judge answers",
+                       "verdict"], rows, filters=["setting", "target", "verdict"])
+    return [Section("ECLeKTiC summary", paragraphs, [scores, scripts],
+                    [figure(fig) for _, fig in figs.eclektic_figure_list(summary)]),
+            Section("items", ["every (question, target language, setting) with the model's answer"], items=table)]
+
+
+def eclektic_profile(summary: EclekticSummary, items: pd.DataFrame) -> list[ProfileMetric]:
+    out = []
+    metric = "judge" if summary.settings and summary.settings[0].judge else "string"
+    for setting, group in items.groupby("setting", sort=False):
+        for lang, roles in by_language(group).items():
+            for role, scores in roles.items():
+                out += [_metric(f"ECLeKTiC {name} {role} ({setting}, {metric})", lang, getattr(scores, name))
+                        for name in ("overall", "transfer")]
+    return [m for m in out if not math.isnan(m.value)]
+
+
+def _metric(name: str, language: str, s: Score) -> ProfileMetric:
+    margin = 0.0 if math.isnan(s.margin) else s.margin
+    return ProfileMetric(name, language, 100 * s.value, 100 * max(0.0, s.value - margin),
+                         100 * min(1.0, s.value + margin), s.n)
+

@@ -1,0 +1,109 @@
+"""Self-contained HTML pages from stored runs: ``babelprobe report RUN --html`` (one run) and
+``babelprobe profile RUN... --html OUT`` (a language profile per model).
+
+Rendered with Jinja2 and autoescaping: every string from a run (model outputs, dataset text,
+config) is escaped by the template, never concatenated into markup. Figures are matplotlib SVGs
+in ``<img src="data:...">`` (vector, offline, and an image cannot run script); the only script is
+the page's own filter/sort code, which reads cell text and never writes markup."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader
+
+from babelprobe import store
+from babelprobe.languages import language_name, language_script
+from babelprobe.report.figures import heatmap_figure
+from babelprobe.report.lang_family import family_note, family_of
+from babelprobe.report.sections import ProfileMetric, figure
+
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("babelprobe.report", "templates"), autoescape=True,
+                       trim_blocks=True, lstrip_blocks=True)
+
+
+def run_report(run_dir: Path, out: Path | None = None) -> Path:
+    """Write the run's HTML report (default ``RUN_DIR/report.html``) from its stored files only."""
+    from babelprobe.pipeline import read_run
+
+    stored = read_run(run_dir)
+    manifest = stored.manifest
+    sections = stored.family.html_sections(stored.summary, store.read_items(run_dir), manifest)
+    r = manifest.requests
+    facts = [("probe", manifest.probe), ("model", manifest.model.spec), ("weights", manifest.model.weights),
+             ("dtype / device", f"{manifest.model.dtype} / {manifest.model.device}"),
+             ("judges", ", ".join(j.spec for j in manifest.judges) or "-"),
+             ("items / errors", f"{manifest.items} / {manifest.errors}"),
+             ("requests", f"{r.unique} unique, {r.cached} cached, {r.computed} computed, {r.failed} failed"),
+             ("data files", ", ".join(f"{p} (sha256 {h[:12]})" for p, h in manifest.data_files.items())),
+             ("created", manifest.created), ("git revision", manifest.git_revision or "-"),
+             ("seed", str(manifest.seed)), ("time", f"{manifest.timings.get('total', 0):.1f} s"),
+             ("command", " ".join(manifest.command))]
+    title = f"babelprobe report: {manifest.probe} on {manifest.model.spec}"
+    page = _environment().get_template("run.html.j2").render(title=title, facts=facts, sections=sections)
+    out = out or Path(run_dir) / "report.html"
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+@dataclass(frozen=True)
+class ProfileCell:
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+def profile_report(run_dirs: list[Path], out: Path) -> Path:
+    """One page: per model (manifest.model.spec), languages x probe metrics with CIs, script,
+    language family, sortable, and a heatmap of the same table."""
+    from babelprobe.pipeline import read_run
+
+    metrics: dict[str, dict[str, dict[str, ProfileCell]]] = defaultdict(dict)  # model -> metric -> lang -> cell
+    sources: dict[str, list[str]] = defaultdict(list)
+    for run_dir in run_dirs:
+        stored = read_run(run_dir)
+        model = stored.manifest.model.spec
+        sources[model].append(str(run_dir))
+        got: list[ProfileMetric] = stored.family.profile_metrics(stored.summary, store.read_items(run_dir))
+        taken = set(metrics[model])  # a metric an earlier run of this model already gave: name the run
+        for m in got:
+            name = f"{m.metric} [{run_dir.name}]" if m.metric in taken else m.metric
+            metrics[model].setdefault(name, {})[m.language] = ProfileCell(m.value, m.low, m.high, m.n)
+    models = []
+    for model, by_metric in metrics.items():
+        names = list(by_metric)
+        languages = sorted({lang for cells in by_metric.values() for lang in cells})
+        rows = [{"language": lang, "name": language_name(lang), "script": language_script(lang) or "",
+                 "family": family_of(lang),
+                 "cells": [by_metric[name].get(lang) for name in names]} for lang in languages]
+        heat = heatmap_figure({lang: {name: c.value for name, c in zip(names, row["cells"]) if c is not None}
+                               for lang, row in zip(languages, rows)},
+                              f"{model}: language profile", rows_label="language", columns_label="metric",
+                              square=False, scale=1.0, columns=names, rows=languages,
+                              counts={lang: {name: c.n for name, c in zip(names, row["cells"]) if c is not None}
+                                      for lang, row in zip(languages, rows)}) if names else None
+        models.append({"spec": model, "metrics": names, "rows": rows, "runs": sources[model],
+                       "heatmap": figure(heat) if heat is not None else None})
+    page = _environment().get_template("profile.html.j2").render(
+        title="babelprobe language profile: " + ", ".join(metrics) if metrics else "babelprobe language profile",
+        models=models, family_note=family_note())
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def write_demo_reports(out_root: Path) -> list[Path]:
+    """After ``babelprobe demo``: report.html in every finished run folder of ``out_root``, then
+    ``out_root/profile.html`` over all of them. Returns the paths written."""
+    run_dirs = sorted(d for d in Path(out_root).iterdir() if (d / store.MANIFEST).is_file())
+    paths = [run_report(d) for d in run_dirs]
+    if run_dirs:
+        paths.append(profile_report(run_dirs, Path(out_root) / "profile.html"))
+    return paths

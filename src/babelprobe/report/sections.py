@@ -1,0 +1,83 @@
+"""What a family contributes to the HTML reports (``Family.html_sections``, ``Family.profile_metrics``):
+plain records of text and numbers. The templates escape every string; nothing here is markup."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    uri: str  # data:image/svg+xml;base64,... (see figures.svg_data_uri)
+
+
+@dataclass(frozen=True)
+class ItemTable:
+    """The browsable table of items: one row per stored item, every cell text."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    filters: list[str] = field(default_factory=list)  # columns offered as drop-down filters
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    items: ItemTable | None = None
+
+
+@dataclass(frozen=True)
+class ProfileMetric:
+    """One language's value of one probe metric, in percent (chrF++ points for OWL prefix)."""
+
+    metric: str  # the profile's column, e.g. "CKA accuracy (first-token)"
+    language: str
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+def figure(fig: MplFigure) -> Figure:
+    from babelprobe.report.figures import svg_data_uri
+
+    title = fig.axes[0].get_title() if fig.axes else ""
+    return Figure(title, svg_data_uri(fig))
+
+
+def pct(value: float | None, low: float | None = None, high: float | None = None, scale: float = 100.0) -> str:
+    """'63.3 (50.0-75.0)'; '-' where undefined."""
+    if value is None or math.isnan(value):
+        return "-"
+    text = f"{scale * value:.1f}"
+    if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
+        text += f" ({scale * low:.1f}–{scale * high:.1f})"
+    return text
+
+
+def text(value: object) -> str:
+    """A stored cell as text: lists joined with ' | ', missing values empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return " | ".join(text(v) for v in value)
+    return str(value)

@@ -1,0 +1,229 @@
+"""A small OpenAI-compatible server on 127.0.0.1 around the REAL bundled SmolLM2 transformers
+backend, and a fault-injection proxy to put in front of any server.
+
+Why written here: no PyPI server serves prompt log-probs offline on CPU in CI time —
+``transformers serve`` ignores ``echo``/``logprobs`` (tests/test_openai_backend.py runs it for
+generation and capability detection), llama-cpp-python's server compiles for ~9 minutes, vLLM
+needs a GPU. The server speaks three dialects, as the real servers do:
+
+- ``vllm``: token-id prompts with ``prompt_logprobs`` (an echo request gets 400);
+- ``llamacpp``: string prompts with ``echo`` + ``logprobs`` and ``text_offset`` (token ids: 400);
+- ``hosted``: like OpenAI today: ``echo`` with ``logprobs`` gets 400, token ids get 400.
+
+Every number comes from the model: one unpadded forward, full log-softmax.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Iterator
+
+import httpx
+import torch
+
+from babelprobe.models.base import ChatMessage, Generate
+
+
+class _Quiet(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    def _send(self, status: int, payload: bytes, content_type: str = "application/json", headers: dict | None = None):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+
+class ModelServer:
+    """``backend``: a loaded TransformersBackend; ``model_id``: what /v1/models reports."""
+
+    def __init__(self, backend, model_id: str, dialect: str, api_key: str | None = None):
+        self.backend, self.model_id, self.dialect, self.api_key = backend, model_id, dialect, api_key
+        self.lock = threading.Lock()  # one forward at a time: torch on 2 cores
+        self.hits: list[str] = []  # path of every request, for counting
+
+    @torch.inference_mode()
+    def _logprobs(self, ids: list[int]) -> torch.Tensor:
+        return torch.log_softmax(self.backend.model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
+
+    def _prompt_logprobs(self, ids: list[int]) -> list:
+        logp = self._logprobs(ids)
+        entries: list = [None]
+        for p in range(1, len(ids)):
+            row, actual = logp[p - 1], ids[p]
+            best = int(row.argmax())
+            entry = {str(best): {"logprob": float(row[best]), "rank": 1}}
+            entry[str(actual)] = {"logprob": float(row[actual]), "rank": int((row > row[actual]).sum()) + 1}
+            entries.append(entry)
+        return entries
+
+    def _echo(self, text: str) -> dict:
+        tok = self.backend.tokenizer
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        ids, offsets = enc.input_ids, enc.offset_mapping
+        logp = self._logprobs(ids)
+        tokens = [text[s:e] for s, e in offsets]
+        lps, tops = [None], [None]
+        for p in range(1, len(ids)):
+            row = logp[p - 1]
+            best = int(row.argmax())
+            lps.append(float(row[ids[p]]))
+            tops.append({tok.decode([best]): float(row[best]), tokens[p]: float(row[ids[p]])})
+        nxt = int(logp[-1].argmax())  # the one generated token (max_tokens=1)
+        extra = tok.decode([nxt])
+        return {"text": text + extra, "finish_reason": "length", "logprobs": {
+            "tokens": tokens + [extra], "token_logprobs": lps + [float(logp[-1, nxt])],
+            "top_logprobs": tops + [{extra: float(logp[-1, nxt])}], "text_offset": [s for s, _ in offsets] + [len(text)]}}
+
+    def answer(self, path: str, body: dict) -> tuple[int, dict]:
+        if path == "/v1/completions":
+            prompt = body.get("prompt")
+            if body.get("echo") and self.dialect != "llamacpp":
+                return 400, {"error": {"message": "echo is not supported with logprobs"}}
+            if isinstance(prompt, list) and self.dialect != "vllm":
+                return 400, {"error": {"message": "prompt must be a string"}}
+            if isinstance(prompt, list):
+                choice = {"text": "", "finish_reason": "length", "prompt_logprobs": self._prompt_logprobs(prompt)}
+                return 200, {"model": self.model_id, "choices": [choice],
+                             "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}}
+            if body.get("echo"):
+                return 200, {"model": self.model_id, "choices": [self._echo(prompt)],
+                             "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}}
+            request = Generate(prompt=prompt, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()))
+        elif path == "/v1/chat/completions":
+            messages = tuple(ChatMessage(**m) for m in body["messages"])
+            request = Generate(messages=messages, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()))
+        else:
+            return 404, {"error": {"message": f"no route {path}"}}
+        (result,) = self.backend.generate([request])
+        key = "message" if path.endswith("chat/completions") else "text"
+        value = {"role": "assistant", "content": result.text} if key == "message" else result.text
+        return 200, {"model": self.model_id, "choices": [{key: value, "finish_reason": result.finish_reason}],
+                     "usage": {"prompt_tokens": 1, "completion_tokens": len(result.text.split())}}
+
+    def handler(self):
+        server = self
+
+        class Handler(_Quiet):
+            def _authorised(self) -> bool:
+                if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    self._send(401, b'{"error": {"message": "bad key"}}')
+                    return False
+                return True
+
+            def do_GET(self):
+                server.hits.append(self.path)
+                if self._authorised():
+                    self._send(200, json.dumps({"data": [{"id": server.model_id}]}).encode())
+
+            def do_POST(self):
+                raw = self._body()
+                server.hits.append(self.path)
+                if not self._authorised():
+                    return
+                with server.lock:
+                    status, payload = server.answer(self.path, json.loads(raw))
+                self._send(status, json.dumps(payload).encode())
+
+        return Handler
+
+
+class FaultProxy:
+    """Forwards to ``upstream``; a request's fault is decided by a seeded hash of its body and of
+    how many times that body was seen, so the plan does not depend on arrival order.
+
+    ``poison``: substrings of request bodies that always get a 500 (they exhaust the retries)."""
+
+    FAULTS = ("429", "429-wait", "500", "timeout", "truncated", "nonjson", "empty")
+
+    def __init__(self, upstream: str, seed: int, rate: float, stall: float, poison: tuple[str, ...] = ()):
+        self.upstream, self.seed, self.rate, self.stall, self.poison = upstream, seed, rate, stall, poison
+        self.seen: dict[str, int] = {}
+        self.injected: dict[str, int] = {f: 0 for f in (*self.FAULTS, "poison")}
+        self.lock = threading.Lock()
+        self.client = httpx.Client(base_url=upstream.removesuffix("/v1"), timeout=60)
+
+    def fault(self, raw: bytes) -> str | None:
+        text = raw.decode()
+        if any(p in text for p in self.poison):
+            return "poison"
+        digest = hashlib.sha256(raw).hexdigest()
+        with self.lock:
+            nth = self.seen.get(digest, 0)
+            self.seen[digest] = nth + 1
+        rng = random.Random(f"{self.seed}:{digest}:{nth}")
+        return rng.choice(self.FAULTS) if rng.random() < self.rate else None
+
+    def handler(self):
+        proxy = self
+
+        class Handler(_Quiet):
+            def _forward(self, method: str, raw: bytes):
+                headers = {"Authorization": self.headers.get("Authorization", ""), "Content-Type": "application/json"}
+                up = proxy.client.request(method, self.path, content=raw or None, headers=headers)
+                self._send(up.status_code, up.content)
+
+            def do_GET(self):
+                self._forward("GET", b"")
+
+            def do_POST(self):
+                raw = self._body()
+                fault = proxy.fault(raw)
+                if fault:
+                    with proxy.lock:
+                        proxy.injected[fault] += 1
+                if fault in ("500", "poison"):
+                    # the body repeats the Authorization header: a leak if errors kept it unredacted
+                    echo = json.dumps({"error": {"message": f"internal error, auth={self.headers.get('Authorization')}"}})
+                    self._send(500, echo.encode())
+                elif fault == "429":
+                    self._send(429, b'{"error": {"message": "slow down"}}', headers={"Retry-After": "0"})
+                elif fault == "429-wait":
+                    self._send(429, b'{"error": {"message": "slow down"}}', headers={"Retry-After": "0.2"})
+                elif fault == "timeout":
+                    time.sleep(proxy.stall)
+                    self._send(504, b"{}")
+                elif fault == "truncated":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "4096")
+                    self.end_headers()
+                    self.wfile.write(b'{"choices": [{"te')
+                    self.close_connection = True
+                elif fault == "nonjson":
+                    self._send(200, b"<html>upstream hiccup</html>", content_type="text/html")
+                elif fault == "empty":
+                    self._send(200, b'{"choices": [], "usage": {"prompt_tokens": 0}}')
+                else:
+                    self._forward("POST", raw)
+
+        return Handler
+
+
+@contextmanager
+def serve(handler_cls) -> Iterator[str]:
+    """Run a handler on 127.0.0.1 (a free port) in a thread; yields the /v1 base URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

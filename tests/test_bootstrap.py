@@ -1,0 +1,61 @@
+"""Bootstrap CIs (issue 9 §4): a group with no spread is flagged degenerate instead of reporting a
+measured "+/- 0", and the multilingual half-width (Polyglot-or-Not Table 1: the mean of the
+per-language 95% half-widths) is averaged over the languages whose CI was measured."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from packaging.requirements import Requirement
+
+from babelprobe.analysis.bootstrap import bootstrap_ci
+from babelprobe.analysis.cka import summarise_cka
+from babelprobe.analysis.owl import summarise_owl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_scipy_pin_admits_only_versions_with_bootstrap_rng():
+    (scipy,) = [Requirement(d) for d in re.findall(r'^\s*"(scipy\b[^"]*)"', (ROOT / "pyproject.toml").read_text(), re.M)]
+    # scipy.stats.bootstrap takes rng= from 1.15 on
+    assert not scipy.specifier.contains("1.14.1") and scipy.specifier.contains("1.15.0")
+
+
+@pytest.mark.parametrize("values", [[], [1.0], [1.0] * 40, [0.0] * 40])
+def test_no_spread_is_degenerate(values):
+    ci = bootstrap_ci(values, n_resamples=200)
+    assert ci.degenerate and ci.n == len(values)
+
+
+def test_spread_is_not_degenerate():
+    ci = bootstrap_ci([1.0, 0.0] * 20, n_resamples=500)
+    assert not ci.degenerate and ci.half_width > 0
+
+
+def cka_items(known_by_language: dict[str, list[bool]]) -> pd.DataFrame:
+    rows = [(f"{lang}{i}", lang, "Latin", "P36", "first-token", known, None)
+            for lang, known_list in known_by_language.items() for i, known in enumerate(known_list)]
+    return pd.DataFrame(rows, columns=["fact_id", "language", "script", "relation", "mode", "known", "error"])
+
+
+def test_degenerate_language_is_left_out_of_the_multilingual_half_width():
+    summary = summarise_cka(cka_items({
+        "en": [True] * 30 + [False] * 10, "de": [True] * 20 + [False] * 20, "fr": [True] * 40,
+    }), n_resamples=1000)
+    en, de, fr = summary.languages
+    assert (en.degenerate, de.degenerate, fr.degenerate) == (False, False, True)
+    assert summary.degenerate_languages == ["fr"]
+    assert summary.multilingual_half_width == pytest.approx((en.half_width + de.half_width) / 2)
+    assert summary.multilingual_accuracy == pytest.approx((0.75 + 0.5 + 1.0) / 3)  # the mean keeps every language
+
+
+def test_owl_cells_carry_the_flag():
+    rows = [dict(task="direct", perturbation="none", language=lang, language_group="g", book_id="b",
+                 passage_tokens=40, correct=ok, error=None, title="", name="", output="", author_correct=False)
+            for lang, oks in {"en": [True, False, True], "de": [True, True, True]}.items() for ok in oks]
+    (task,) = summarise_owl(pd.DataFrame(rows), n_resamples=200).tasks
+    by_language = {c.group: c for c in task.by_language}
+    assert by_language["de"].degenerate and not by_language["en"].degenerate

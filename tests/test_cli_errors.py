@@ -1,0 +1,216 @@
+"""Errors a user can act on (issue 9 §5): every command refuses missing, binary, non-UTF-8, empty
+or wrong data, bad flag values, unwritable --out and runs of another or an unknown probe with one
+message and exit 2, before any model is loaded (these tests load none)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from babelprobe import store
+from babelprobe.analysis.cka import summarise_cka
+from babelprobe.cli import DEMO_CKA, DEMO_ECLEKTIC, DEMO_OWL, app
+from babelprobe.config import CKAConfig
+from babelprobe.data.cka import load_cka_facts
+from babelprobe.models.base import Fingerprint, LogLikelihoodResult
+from babelprobe.probes.cka import CKAProbe
+
+cli = CliRunner()
+DEMOS = {"cka": DEMO_CKA, "owl": DEMO_OWL, "eclektic": DEMO_ECLEKTIC}
+NOUNS = {"cka": "facts", "owl": "passages", "eclektic": "questions"}
+
+
+def refused(args: list[str], *expected: str) -> str:
+    """Run the command; it must exit 2 with one 'error:' message holding every expected piece."""
+    result = cli.invoke(app, args)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and text.count("error:") <= 1, result.output
+    for piece in expected:
+        assert piece in text, f"{piece!r} not in {text!r}"
+    return text
+
+
+def run_args(probe: str, tmp_path: Path, *extra: str) -> list[str]:
+    return ["run", probe, "--out", str(tmp_path / "run"), "--no-cache", *extra]
+
+
+# ---------------------------------------------------------------- model specs and --out
+
+def test_missing_hf_directory_is_one_line(tmp_path):
+    text = refused(run_args("cka", tmp_path, "--model", "hf:/no/such/dir"),
+                   "/no/such/dir is neither an existing directory nor a hub id")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+def test_unwritable_out(tmp_path, probe):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    refused(["run", probe, "--out", str(blocker / "run"), "--no-cache"], f"--out {blocker / 'run'}: cannot write there")
+    refused(["run", probe, "--out", str(blocker), "--no-cache"], f"--out {blocker}: is a file, not a directory")
+
+
+def test_unwritable_out_of_convert_and_rescore(tmp_path):
+    release = tmp_path / "book.csv"
+    release.write_text("en,Single_ent\nCall me Ishmael.,['Ishmael']\n")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    refused(["convert", "owl-release", str(release), "--out", str(blocker / "x.jsonl"), "--book-id", "b",
+             "--title", "T", "--author", "A", "--original", "en"], "cannot write there")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"q_id": "q", "original_language": "en", "target_language": lang,
+                                         "answer": "Paris", "prediction": "Paris"}) + "\n" for lang in ("en", "de")))
+    refused(["rescore", "eclektic", str(preds), "--out", str(blocker / "out")], "cannot write there")
+
+
+# ---------------------------------------------------------------- data files
+
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+def test_missing_file(tmp_path, probe):
+    missing = tmp_path / "nope.jsonl"
+    refused(["validate", str(missing), "--probe", probe], str(missing), "no such file")
+    refused(run_args(probe, tmp_path, "--data", str(missing)), str(missing), "no such file")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+def test_non_utf8_and_binary_files_are_named(tmp_path, probe):
+    latin1 = tmp_path / "en.jsonl"
+    latin1.write_bytes(b'{"dataset_id": "a"}\n{"stem": "Caf\xe9"}\n')
+    refused(["validate", str(latin1), "--probe", probe], str(latin1), "not UTF-8 text (byte 0xe9 on line 2)")
+    csv = tmp_path / "en.csv"
+    csv.write_bytes(b"dataset_id,stem\na,\xff\xfe\n")
+    refused(run_args(probe, tmp_path, "--data", str(csv)), str(csv), "not UTF-8 text (byte 0xff on line 2)")
+    binary = tmp_path / "en.parquet"
+    binary.write_bytes(bytes(range(256)))
+    refused(["validate", str(binary), "--probe", probe], str(binary), "not a readable Parquet file")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+def test_wrong_file_type(tmp_path, probe):
+    text_file = tmp_path / "en.txt"
+    text_file.write_text("hello")
+    refused(["validate", str(text_file), "--probe", probe], "unsupported file type '.txt'")
+
+
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic"])
+def test_empty_dataset_is_an_error_for_every_probe(tmp_path, probe):
+    empty = tmp_path / "en.jsonl"
+    empty.write_text("\n")
+    refused(["validate", str(empty), "--probe", probe], str(empty), f"no {NOUNS[probe]}: the dataset is empty")
+    refused(run_args(probe, tmp_path, "--data", str(empty)), f"no {NOUNS[probe]}: the dataset is empty")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("probe", ["owl", "eclektic"])
+def test_dataset_emptied_by_langs(tmp_path, probe):
+    refused(["validate", str(DEMOS[probe]), "--probe", probe, "--langs", "xx"], str(DEMOS[probe]),
+            f"no {NOUNS[probe]} left after --langs xx")
+    refused(run_args(probe, tmp_path, "--langs", "xx,yy"), f"no {NOUNS[probe]} left after --langs xx,yy")
+    assert not (tmp_path / "run").exists()
+
+
+def test_cka_langs_without_facts(tmp_path):
+    refused(["validate", str(DEMO_CKA), "--langs", "xx"], str(DEMO_CKA), "no facts for xx")
+    refused(run_args("cka", tmp_path, "--langs", "en,xx"), "no facts for xx")
+
+
+def test_owl_tasks_that_need_names_on_passages_without(tmp_path):
+    rows = [json.loads(line) for line in DEMO_OWL.read_text().splitlines()]
+    nameless = tmp_path / "nameless.jsonl"
+    nameless.write_text("".join(json.dumps({**r, "names": []}) + "\n" for r in rows))
+    refused(run_args("owl", tmp_path, "--data", str(nameless), "--tasks", "name-cloze"),
+            "no passage has a character name, which name-cloze/masked, name-cloze/masked-shuffled need")
+
+
+# ---------------------------------------------------------------- flag values
+
+@pytest.mark.parametrize("probe, args, expected", [
+    ("cka", ["--mode", "foo"], "--mode: Input should be 'first-token' or 'full' (got 'foo')"),
+    ("cka", ["--batch-size", "0"], "--batch-size: Input should be greater than or equal to 1"),
+    ("cka", ["--limit", "0"], "--limit: Input should be greater than or equal to 1"),
+    ("cka", ["--dtype", "float8"], "--dtype: Input should be"),
+    ("cka", ["--max-length", "1"], "--max-length: Input should be greater than or equal to 2"),
+    ("eclektic", ["--settings", "bogus"], "--settings: Input should be 'closed-book',"),
+    ("eclektic", ["--max-tokens", "0"], "--max-tokens: Input should be greater than or equal to 1"),
+    ("eclektic", ["--columns", "question"], "--columns: Value error, column mapping 'question': expected FIELD=COLUMN"),
+    ("owl", ["--tasks", "summary"], "--tasks: Input should be 'direct', 'name-cloze' or 'prefix' (got 'summary')"),
+    ("owl", ["--perturbations", "reversed"], "--perturbations: Input should be 'none', 'shuffled'"),
+    ("owl", ["--shots", "2"], "--shots: Input should be 0 or 1"),
+    ("owl", ["--batch-size", "0"], "--batch-size: Input should be greater than or equal to 1"),
+])
+def test_bad_flag_values(tmp_path, probe, args, expected):
+    refused(run_args(probe, tmp_path, *args), expected)
+    assert not (tmp_path / "run").exists()
+
+
+def test_perturbation_that_applies_to_no_task(tmp_path):
+    refused(run_args("owl", tmp_path, "--tasks", "prefix", "--perturbations", "masked"),
+            "--perturbations masked: none applies to --tasks prefix (prefix: none)")
+
+
+def test_validate_flags():
+    refused(["validate", str(DEMO_CKA), "--probe", "foo"], "unknown probe 'foo' (available: cka, owl, eclektic, similarity")
+    refused(["validate", str(DEMO_CKA), "--probe", "cka", "--columns", "q_id=id"], "--columns applies to eclektic")
+
+
+def test_rescore_and_convert_flags(tmp_path):
+    refused(["rescore", "owl", str(tmp_path / "none.csv"), "--task", "direct"], "none.csv", "no such file")
+    refused(["rescore", "owl", str(DEMO_OWL), "--task", "summary"], "unknown owl task 'summary'")
+    refused(["convert", "owl-xml", str(DEMO_OWL), "--out", str(tmp_path / "x"), "--book-id", "b", "--title", "T",
+             "--author", "A", "--original", "en"], "unknown conversion 'owl-xml'")
+
+
+# ---------------------------------------------------------------- run directories
+
+def hand_made_run(out: Path, probe: str = "cka") -> Path:
+    """A finished cka run directory scored from hand-made responses (no model): enough for the
+    commands that read runs. ``probe`` is what the manifest claims."""
+    facts = load_cka_facts(DEMO_CKA, langs=["en", "ru"], limit=4)
+    cka = CKAProbe("full")
+    records = [cka.score(f, [LogLikelihoodResult(logprob=-1.0 - (i + n) % 3, token_logprobs=[-1.0], tokens=["x"],
+                                                 greedy=True) for i in range(len(f.objects))])
+               for n, f in enumerate(facts)]
+    config = CKAConfig(data=DEMO_CKA, out=out, cache=None, mode="full", langs=["en", "ru"], limit=4,
+                       bootstrap_resamples=200)
+    out.mkdir(parents=True)
+    store.write_items(out, records)
+    store.write_json(out / store.SUMMARY, summarise_cka(store.read_items(out), 200, 0))
+    fingerprint = Fingerprint(spec="hand-made", backend="none", weights="none", dtype="float32", device="cpu",
+                              versions={})
+    manifest = store.new_manifest(probe=probe, config=config.model_dump(mode="json"), model=fingerprint, data_files={},
+                                  seed=0, timings={}, items=len(records), errors=0,
+                                  requests=store.RequestCounts(requested=0, unique=0, cached=0, computed=0, failed=0,
+                                                               batches=0))
+    store.write_json(out / store.MANIFEST, manifest)
+    return out
+
+
+def test_report_refuses_what_is_not_a_finished_run(tmp_path):
+    refused(["report", str(tmp_path / "nowhere")], "nowhere: no such run directory")
+    (tmp_path / "unfinished").mkdir()
+    refused(["report", str(tmp_path / "unfinished")], "no manifest.json: the run did not finish")
+    broken = hand_made_run(tmp_path / "broken")
+    (broken / store.MANIFEST).write_text("{not json")
+    refused(["report", str(broken)], "manifest.json is not a babelprobe manifest")
+
+
+def test_report_refuses_a_run_of_an_unknown_probe(tmp_path):
+    run = hand_made_run(tmp_path / "run", probe="shared-path-v0")
+    text = refused(["report", str(run)], "a run of unknown probe 'shared-path-v0' (available: cka, owl, eclektic, similarity")
+    assert "CKA" not in text  # never summarised as CKA
+    refused(["compare", str(run), str(run)], "unknown probe 'shared-path-v0'")
+
+
+def test_report_of_a_cka_run_and_compare_refusals(tmp_path):
+    run = hand_made_run(tmp_path / "run")
+    report = cli.invoke(app, ["report", str(run)])
+    assert report.exit_code == 0 and "CKA (full)" in report.output
+    refused(["compare", str(run), str(run)], "compare is not available for cka runs (only: owl)")
+    refused(["compare", str(run), str(tmp_path / "nowhere")], "no such run directory")
+    refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run")

@@ -1,0 +1,71 @@
+"""Every registered family, end to end on the bundled models: a tiny run, then `report` must
+rebuild exactly the stored summary.json, by the family the manifest names."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from babelprobe.cli import app
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig, SimilarityConfig
+from babelprobe.families import family_names, get_family
+from babelprobe.pipeline import read_run, run
+
+pytestmark = pytest.mark.slow
+cli = CliRunner()
+JUDGE = "bundled:smollm2-135m-instruct"
+TITLES = {"cka": "CKA (first-token)", "owl": "OWL literary recall", "eclektic": "ECLeKTiC overall success",
+          "similarity": "language similarity, layer"}
+
+
+def tiny_config(probe: str, tmp):
+    common = dict(out=tmp / probe, cache=tmp / "c.sqlite", seed=3)
+    if probe == "cka":
+        return CKAConfig(langs=["en", "ru"], limit=4, bootstrap_resamples=500, **common)
+    if probe == "owl":
+        return OwlConfig(limit=1, max_tokens=8, prefix_max_tokens=8, bootstrap_resamples=500, figures=False, **common)
+    if probe == "similarity":
+        return SimilarityConfig(langs=["en", "de", "ru"], limit=2, layers=[0, -1], typology="none", figures=False,
+                                **common)
+    return EclekticConfig(limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book", "general-hint"],
+                          figures=False, **common)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, gemma, smollm2):
+    tmp = tmp_path_factory.mktemp("families")
+    backends = {"bundled:gemma-3-270m": gemma, JUDGE: smollm2}
+    return {probe: run(tiny_config(probe, tmp), backends=backends).out for probe in family_names()}
+
+
+def test_every_family_is_registered_under_its_name():
+    assert family_names() == ["cka", "owl", "eclektic", "similarity"]
+    for name in family_names():
+        family = get_family(name)
+        assert family.name == name and family.config.model_fields["probe"].default == name
+        assert all(d.path.is_file() for d in family.datasets) and family.datasets
+
+
+@pytest.mark.parametrize("probe", ["cka", "owl", "eclektic", "similarity"])
+def test_report_reproduces_summary_json(runs, probe):
+    out = runs[probe]
+    stored = read_run(out)
+    assert stored.family is get_family(probe) and stored.manifest.errors == 0
+    assert stored.summary.model_dump_json(indent=2) == (out / "summary.json").read_text()
+    report = cli.invoke(app, ["report", str(out)])
+    assert report.exit_code == 0, report.output
+    assert TITLES[probe] in report.output
+    assert not any(title in report.output for other, title in TITLES.items() if other != probe)
+
+
+def test_compare_refuses_runs_of_different_probes(runs):
+    result = cli.invoke(app, ["compare", str(runs["owl"]), str(runs["cka"])])
+    assert result.exit_code == 2
+    assert "compare needs two runs of the same probe" in " ".join(result.output.split())
+
+
+def test_timings_and_judges_in_the_manifest(runs):
+    owl = read_run(runs["owl"]).manifest
+    assert {"model_load", "direct/none:requests", "prefix/none:score", "summary", "total"} <= set(owl.timings)
+    eclektic = read_run(runs["eclektic"]).manifest
+    assert "judge" in eclektic.timings and [j.spec for j in eclektic.judges] == [JUDGE]

@@ -1,0 +1,126 @@
+"""Cache keys (issue 9 §3): a cached answer never outlives what produced it. Hub branches resolve
+to commits, a directory's tokenizer and config files are hashed, the backend's own scoring code
+is versioned, and a bad hf: spec is a one-line error."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from pathlib import Path
+
+import huggingface_hub
+import pytest
+from huggingface_hub import constants
+
+import babelprobe.models.base as base
+from babelprobe.models.hf import BACKEND_REVISION
+from babelprobe.models.specs import resolve
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """An HF hub cache laid out as huggingface_hub writes it, holding org/tiny at two commits."""
+    repo = tmp_path / "hub" / "models--org--tiny"
+    for sha in (SHA_A, SHA_B):
+        (repo / "snapshots" / sha).mkdir(parents=True)
+        (repo / "snapshots" / sha / "config.json").write_text("{}")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(SHA_A)
+    (repo / "refs" / "v2").write_text(SHA_B)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return repo
+
+
+def test_hub_branch_resolves_to_the_cached_commit(hub_cache):
+    first = resolve("hf:org/tiny")
+    assert (first.weights, first.revision) == (f"hub:org/tiny@{SHA_A}", SHA_A)
+    assert resolve("hf:org/tiny@v2").revision == SHA_B
+    assert resolve(f"hf:org/tiny@{SHA_B}").revision == SHA_B
+    (hub_cache / "refs" / "main").write_text(SHA_B)  # main moved: the key moves with it
+    assert resolve("hf:org/tiny").weights == f"hub:org/tiny@{SHA_B}"
+
+
+def test_hub_branch_resolves_online_through_model_info(hub_cache, monkeypatch):
+    class Info:
+        sha = "c" * 40
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub, "model_info", lambda repo_id, revision: Info())
+    assert resolve("hf:org/tiny@main").revision == "c" * 40
+
+
+def test_unknown_hub_id_offline_is_a_clear_error(hub_cache):
+    with pytest.raises(FileNotFoundError, match="org/absent@main cannot be resolved.*HF_HUB_OFFLINE"):
+        resolve("hf:org/absent")
+
+
+@pytest.mark.parametrize("missing", ["/no/such/dir", "./no/such/dir", "~/no-such-dir-here"])
+def test_missing_directory_is_a_one_line_error(missing):
+    with pytest.raises(FileNotFoundError, match="neither an existing directory nor a valid hub id") as err:
+        resolve(f"hf:{missing}")
+    assert "\n" not in str(err.value)
+
+
+SUPPORT = {
+    "tokenizer.json": '{"model": {}}',
+    "tokenizer_config.json": "{}",
+    "chat_template.jinja": "{{ messages }}",
+    "config.json": '{"model_type": "llama"}',
+    "generation_config.json": '{"eos_token_id": 2}',
+}
+
+
+@pytest.mark.parametrize("changed", sorted(SUPPORT))
+def test_directory_fingerprint_covers_tokenizer_and_config_files(tmp_path, monkeypatch, changed):
+    monkeypatch.setenv("BABELPROBE_HOME", str(tmp_path / "home"))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights")
+    for name, text in SUPPORT.items():
+        (model / name).write_text(text)
+    before = resolve(f"hf:{model}").fingerprint("cpu", "float32", BACKEND_REVISION)
+    (model / changed).write_text(SUPPORT[changed] + " ")
+    after = resolve(f"hf:{model}").fingerprint("cpu", "float32", BACKEND_REVISION)
+    assert before.weights == after.weights and before.key() != after.key()
+
+
+def test_backend_revision_is_in_the_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("BABELPROBE_HOME", str(tmp_path / "home"))
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    resolved = resolve(f"hf:{tmp_path}")
+    assert resolved.fingerprint("cpu", "float32", 1).key() != resolved.fingerprint("cpu", "float32", 2).key()
+
+
+# The code that decides what a backend answers. Changing it without bumping BACKEND_REVISION
+# would serve answers cached by the old code.
+SCORING_SOURCES = ("models/hf.py", "models/tokenization.py")
+REQUEST_DEFINITIONS = (
+    base.ChatMessage, base.Generate, base.LogLikelihood, base.NextToken, base.HiddenStates,
+    base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
+)
+# (BACKEND_REVISION, sha256 of the scoring code) as of that revision
+# revision 1 still: models/tokenization.py was refactored into BoundaryRule (shared with llama.cpp), same ids
+PINNED = (1, "a1b539c73948cb49125773999fe5c079b8093b87214bada470749de3aeb82b79")
+
+
+def scoring_code_hash() -> str:
+    package = Path(base.__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for source in SCORING_SOURCES:
+        digest.update((package / source).read_bytes())
+    for definition in REQUEST_DEFINITIONS:
+        digest.update(inspect.getsource(definition).encode())
+    return digest.hexdigest()
+
+
+def test_scoring_code_changes_bump_the_backend_revision():
+    current = scoring_code_hash()
+    assert (BACKEND_REVISION, current) == PINNED, (
+        f"the scoring code ({', '.join(SCORING_SOURCES)}, request definitions in models/base.py) changed: if "
+        f"answers can change, bump BACKEND_REVISION in src/babelprobe/models/hf.py; then update this hash: "
+        f"PINNED = ({BACKEND_REVISION}, {current!r}) in tests/test_fingerprint.py"
+    )

@@ -1,0 +1,167 @@
+"""HTML run reports and the language profile (issue 8): built from stored runs only, every
+untrusted string escaped (proved in a real headless Chromium), figures on fixed 0-100 axes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from babelprobe import store
+from babelprobe.analysis.owl import Cell
+from babelprobe.cli import app
+from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig
+from babelprobe.pipeline import read_run, run
+from babelprobe.probes.cka import CKARecord
+from babelprobe.probes.eclektic import EclekticRecord
+from babelprobe.probes.owl import OwlRecord
+from babelprobe.report.figures import grouped_bars_figure, heatmap_figure
+from babelprobe.report.html import profile_report, run_report, write_demo_reports
+from babelprobe.report.relations import relation_label
+
+MODEL = "bundled:gemma-3-270m"
+# Each payload, if it ever ran, would retitle the page and add a <pwned> element.
+RUN_JS = "document.title='PWNED';document.body.appendChild(document.createElement('pwned'))"
+PAYLOAD = (f"<script>{RUN_JS}</script><img src=x onerror=\"{RUN_JS}\">"
+           f"<a href=\"javascript:{RUN_JS}\">click</a></textarea></script><svg onload=\"{RUN_JS}\"></svg>")
+POISON = {  # dataset fields and model outputs of each family's items.parquet
+    "cka": (CKARecord, ["subject", "stems", "true", "false", "relation"]),
+    "owl": (OwlRecord, ["prompt", "output", "name", "gold_names", "gold_author", "book_id"]),
+    "eclektic": (EclekticRecord, ["question", "answer", "prompt", "prediction", "setting"]),
+}
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium binary (Debian: apt-get install "
+                                   "chromium); the escaping is then only checked on the HTML text")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, gemma) -> dict[str, Path]:
+    """One real tiny run per family on the bundled model (a few seconds each)."""
+    root = tmp_path_factory.mktemp("runs")
+    configs = {
+        "cka": CKAConfig(model=MODEL, limit=2, out=root / "cka", device="cpu", langs=["en", "ru"]),
+        "owl": OwlConfig(model=MODEL, limit=1, tasks=["name-cloze"], perturbations=["masked"], max_tokens=6,
+                         out=root / "owl", device="cpu", langs=["en", "de"], figures=False),
+        "eclektic": EclekticConfig(model=MODEL, limit=1, max_tokens=6, out=root / "eclektic", device="cpu",
+                                   figures=False),
+    }
+    for config in configs.values():
+        run(config, backends={MODEL: gemma})
+    return {name: config.out for name, config in configs.items()}
+
+
+def poisoned(run_dir: Path, dest: Path) -> Path:
+    """A copy of a real run whose text fields all carry the payload, rewritten through the
+    family's record model and store.write_items (as the pipeline writes them)."""
+    shutil.copytree(run_dir, dest)
+    family = store.read_manifest(dest).probe
+    record, fields = POISON[family]
+    rows = json.loads(store.read_items(dest).to_json(orient="records"))
+    for row in rows:
+        for name in fields:
+            value = row[name]
+            row[name] = [PAYLOAD + str(v) for v in value] if isinstance(value, list) else PAYLOAD + str(value or "")
+    store.write_items(dest, [record(**row) for row in rows])
+    return dest
+
+
+def chromium(*args: str) -> str:
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000",
+                           *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def assert_inert(html_file: Path, title: str) -> str:
+    dom = chromium("--dump-dom", html_file.as_uri())
+    assert f"<title>{title}</title>" in dom  # nothing retitled the page
+    assert "<pwned" not in dom and "PWNED</title>" not in dom
+    for element in ("<script>document", "<img src=\"x\"", "<img src=x", "<svg onload", "<a href=\"javascript:"):
+        assert element not in dom
+    assert "&lt;script&gt;document.title='PWNED'" in dom  # the payload is there, shown as text
+    assert "&lt;a href=\"javascript:" in dom
+    return dom
+
+
+def non_blank_screenshot(html_file: Path, png: Path) -> float:
+    from PIL import Image
+
+    chromium("--window-size=1200,1400", f"--screenshot={png}", html_file.as_uri())
+    pixels = np.asarray(Image.open(png).convert("L"), dtype=float)
+    return float(pixels.std())
+
+
+@pytest.mark.slow
+@needs_browser
+@pytest.mark.parametrize("family", ["cka", "owl", "eclektic"])
+def test_run_report_escapes_untrusted_text_in_chromium(runs, tmp_path, family):
+    run_dir = poisoned(runs[family], tmp_path / family)
+    page = run_report(run_dir)
+    assert page == run_dir / "report.html"
+    raw = page.read_text()
+    assert "http://" not in raw and "https://" not in raw  # nothing loads from the network
+    dom = assert_inert(page, f"babelprobe report: {family} on {MODEL}")
+    assert dom.count("data:image/svg+xml;base64,") >= 1  # figures inline
+    assert "items" in dom and "verdict" in dom
+
+
+@pytest.mark.slow
+@needs_browser
+def test_profile_escapes_and_screenshots_are_non_blank(runs, tmp_path):
+    profile = profile_report([poisoned(runs[f], tmp_path / f) for f in runs], tmp_path / "profile.html")
+    dom = chromium("--dump-dom", profile.as_uri())
+    assert f"<title>babelprobe language profile: {MODEL}</title>" in dom and "<pwned" not in dom
+    clean_report = run_report(runs["owl"], tmp_path / "owl.html")
+    for page in (clean_report, profile):
+        assert non_blank_screenshot(page, tmp_path / f"{page.stem}.png") > 20  # text, tables and figures
+
+
+@pytest.mark.slow
+def test_profile_from_stored_runs_only(runs, tmp_path):
+    page = profile_report(list(runs.values()), tmp_path / "profile.html").read_text()
+    cka = read_run(runs["cka"]).summary
+    for lang in cka.languages:
+        assert f'data-sort="{100 * lang.accuracy:.6f}"' in page
+    assert "CKA accuracy (first-token)" in page and "OWL name-cloze (masked)" in page
+    assert "ECLeKTiC overall as target (closed-book, string)" in page  # transfer: undefined when no source answer is right
+    assert "Indo-European (Balto-Slavic)" in page and "Cyrillic" in page  # family (lang2vec) and script
+    assert page.count("<h2>") == 1  # one model: one table
+
+
+@pytest.mark.slow
+def test_cli_report_html_and_demo_reports(runs, tmp_path):
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(runs["cka"]), "--html", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "P" in out.read_text() and str(out) in result.output
+    result = CliRunner().invoke(app, ["report", str(runs["cka"]), str(out)])
+    assert result.exit_code == 2 and "--html" in result.output
+    demo_root = tmp_path / "demo"
+    for name, run_dir in runs.items():
+        shutil.copytree(run_dir, demo_root / name)
+    paths = write_demo_reports(demo_root)
+    assert [p.name for p in paths] == ["report.html"] * 3 + ["profile.html"]
+
+
+def test_accuracy_axes_span_0_to_100_even_when_all_zero():
+    zero = [Cell(group=g, n=5, errors=0, value=0.0, ci_low=0.0, ci_high=0.0) for g in ("original", "unseen")]
+    fig = grouped_bars_figure({"direct/none": zero}, ["original", "unseen"], "t", "accuracy %", 100.0)
+    assert fig.axes[0].get_ylim() == (0.0, 100.0)
+
+
+def test_heatmap_cells_show_small_n():
+    fig = heatmap_figure({"b1": {"en": 0.5, "de": 1.0}}, "t", square=False, counts={"b1": {"en": 3, "de": 40}})
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels == ["100", "50\nn=3"]  # de (n=40) without n; columns sorted: de, en
+
+
+def test_relations_carry_wikidata_labels():
+    assert relation_label("P36") == "P36 capital"
+    assert relation_label("P1412") == "P1412 languages spoken, written or signed"
+    assert relation_label("P99999") == "P99999"
