@@ -114,9 +114,10 @@ def answer_request(text: str, chat: bool, max_tokens: int) -> Generate:
     with knowledge. Its answer is therefore the first line it writes, the common rule for base
     models in open QA (lm-eval's nq_open and triviaqa stop at "\n"). A line break is the stop
     string, and the prompt ends with a paragraph break so the answer starts on a fresh line: with
-    the bare question, Gemma 3 270M's greedy first token is that same paragraph break on 28 of the
-    30 demo rows, so the stop would otherwise end every answer before it began; with the break in
-    the prompt, the answer equals the first non-blank line of the unstopped generation on those rows.
+    the bare question, Gemma 3 270M's greedy first token is that same paragraph break on 27 of the
+    30 demo rows, so the stop would otherwise end most answers before they began; with the break in
+    the prompt, the answer equals the first line of the unstopped generation on 26 of those 27 (the
+    27th reaches ``max_tokens`` without a line break).
     """
     if chat:
         return as_request(text, chat, max_tokens)
