@@ -196,6 +196,9 @@ class TransformersBackend:
 
     # tokens per packed forward row: attention costs width^2 per row, padding costs rows x width
     pack_width = 128
+    # longest sequence laid out in tree rows: their mask costs width^2 per row, and long plain
+    # sequences, sorted by length, pad little anyway
+    tree_max_length = 512
 
     def __init__(
         self,
@@ -292,12 +295,13 @@ class TransformersBackend:
         return ids.to(self.device), mask.view(len(rows), 1, width, width).to(self.device), positions.to(self.device)
 
     def _branches(self, longest: int) -> bool:
-        """Whether tree rows may be used: the attention takes a custom 4D mask (sdpa, eager) and
-        no sliding window binds (a window shorter than the sequence would need its own mask)."""
+        """Whether tree rows may be used: the attention takes a custom 4D mask (sdpa, eager), no
+        sliding window binds (a window shorter than the sequence would need its own mask) and the
+        sequences are short (``tree_max_length``)."""
         config = self.model.config
-        window = getattr(config, "sliding_window", None)
+        window = getattr(config, "sliding_window", None) or self.tree_max_length
         return getattr(config, "_attn_implementation", None) in ("sdpa", "eager") and (
-            window is None or longest <= window
+            longest <= min(window, self.tree_max_length)
         )
 
     @torch.inference_mode()
