@@ -91,8 +91,12 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--agreement-facts", type=int, default=300, help="subset for first-token agreement")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads for both sides (default: torch's own); 1 is steadier on a busy machine")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     facts = load_cka_facts(args.data, [args.lang], limit=args.facts, seed=0)
     backend = load_backend("bundled:gemma-3-270m", device="cpu", dtype="float32")
