@@ -44,12 +44,12 @@ from babelprobe.runner import Runner, run_probe  # noqa: E402
 def timed_babelprobe(backend, facts, mode: str, batch_size: int):
     runner = Runner(backend, cache=None, batch_size=batch_size)
     backend.stats.reset()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = run_probe(CKAProbe(mode), facts, runner)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert result.errors == 0, [r.error for r in result.records if r.error][:3]
     stats = backend.stats
-    return result.records, seconds, (stats.tokens, stats.padded_tokens, stats.scored_positions)
+    return result.records, seconds, cpu, (stats.tokens, stats.padded_tokens, stats.scored_positions)
 
 
 def matmul_flops_per_s(size: int = 2048, repeats: int = 5) -> float:
@@ -91,8 +91,12 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--agreement-facts", type=int, default=300, help="subset for first-token agreement")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads for both sides (default: torch's own); 1 is steadier on a busy machine")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     facts = load_cka_facts(args.data, [args.lang], limit=args.facts, seed=0)
     backend = load_backend("bundled:gemma-3-270m", device="cpu", dtype="float32")
@@ -101,17 +105,17 @@ def main() -> None:
     # warm-up so that neither side pays one-off allocation costs inside its timing
     run_probe(CKAProbe("full"), facts[:8], Runner(backend, batch_size=args.batch_size))
 
-    first_records, first_s, first_counts = timed_babelprobe(backend, facts, "first-token", args.batch_size)
-    full_records, full_s, full_counts = timed_babelprobe(backend, facts, "full", args.batch_size)
+    first_records, first_s, first_cpu, first_counts = timed_babelprobe(backend, facts, "first-token", args.batch_size)
+    full_records, full_s, full_cpu, full_counts = timed_babelprobe(backend, facts, "full", args.batch_size)
 
     from lm_eval.models.huggingface import HFLM
 
     lm = HFLM(pretrained=hf_dir, device="cpu", batch_size=args.batch_size, dtype="float32")
     pairs = [(f.stem_of(i), continuation(f.stem_of(i), o)) for f in facts for i, o in enumerate(f.objects)]
     lm.loglikelihood(lmeval_requests(pairs[:8]))  # warm-up
-    start = time.perf_counter()
+    start, lm_cpu = time.perf_counter(), time.process_time()
     lm_out = lm.loglikelihood(lmeval_requests(pairs))
-    lm_s = time.perf_counter() - start
+    lm_s, lm_cpu = time.perf_counter() - start, time.process_time() - lm_cpu
 
     ours_full = [lp for r in full_records for lp in [r.logp_true, *r.logp_false]]
     full_diff = max(abs(a - b) for a, (b, _) in zip(ours_full, lm_out))
@@ -150,6 +154,10 @@ def main() -> None:
         "first_token_agreement_pairs": len(first_pairs),
         "known_agreement_full_vs_lm_eval": full_known_agree,
         "seconds": {"babelprobe_first_token": first_s, "babelprobe_full": full_s, "lm_eval": lm_s},
+        # process CPU time: a second view when other work shares the machine (wall-clock ratios
+        # then move with the load; CPU-time ratios move less)
+        "cpu_seconds": {"babelprobe_first_token": first_cpu, "babelprobe_full": full_cpu, "lm_eval": lm_cpu},
+        "cpu_time_speedup": {"first_token": lm_cpu / first_cpu, "full": lm_cpu / full_cpu},
         "fp32_matmul_gflop_per_s": rate / 1e9,
         "flop_bound_first_token": flop_bound(backend.model, first_counts, first_s, rate),
         "flop_bound_full": flop_bound(backend.model, full_counts, full_s, rate),

@@ -105,3 +105,20 @@ def test_n_objects_of_one_stem_process_the_stem_once(fresh):
     assert fresh.stats.tokens == len(stem_ids) + sum(len(ids) - 1 for ids in object_ids)
     # the LM head: once at the stem's end (every object's first token), then once per later token
     assert fresh.stats.scored_positions == 1 + sum(len(ids) - 1 for ids in object_ids)
+
+
+@pytest.mark.slow
+def test_plain_rows_where_no_custom_mask_is_used(fresh):
+    # beyond tree_max_length (or a sliding window) every row is a plain left-padded sequence
+    requests = [LogLikelihood(context=c, continuation=o) for c, objects in SHARED[:3] for o in objects]
+    packed = fresh.loglikelihood(requests)
+    fresh.tree_max_length = 4
+    try:
+        fresh.stats.reset()
+        plain = fresh.loglikelihood(requests)
+    finally:
+        del fresh.tree_max_length
+    assert fresh.stats.sequences > 3  # one row per object that is not a prefix of another
+    assert fresh.stats.padded_tokens > fresh.stats.tokens
+    for a, b in zip(packed, plain):
+        assert a.token_logprobs == pytest.approx(b.token_logprobs, abs=1e-4)

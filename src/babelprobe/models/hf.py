@@ -203,6 +203,9 @@ class TransformersBackend:
 
     # tokens per packed forward row: attention costs width^2 per row, padding costs rows x width
     pack_width = 128
+    # longest sequence laid out in tree rows: their mask costs width^2 per row, and long plain
+    # sequences, sorted by length, pad little anyway
+    tree_max_length = 512
 
     def __init__(
         self,
@@ -360,10 +363,10 @@ class TransformersBackend:
 
     def _branches(self, longest: int) -> bool:
         """Whether tree rows may be used: they reproduce plain rows on this model (checked at load,
-        ``_tree_rows_agree``) and no sliding window binds (a window shorter than the sequence would need its own mask)."""
-        config = self.model.config
-        window = getattr(config, "sliding_window", None)
-        return self.tree_rows and (window is None or longest <= window)
+        ``_tree_rows_agree``), no sliding window binds (a window shorter than the sequence would need
+        its own mask) and the sequences are short (``tree_max_length``)."""
+        window = getattr(self.model.config, "sliding_window", None) or self.tree_max_length
+        return self.tree_rows and longest <= min(window, self.tree_max_length)
 
     @torch.inference_mode()
     def _score(self, rows: Sequence[TreeRow], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
