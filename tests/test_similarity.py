@@ -136,3 +136,21 @@ def test_typology_correlation_with_lang2vec():
     assert genetic[2, 3] > genetic[0, 2] and genetic[0, 1] > genetic[0, 2]  # ru~uk, en~de closer than en~ru
     statistic, pairs = pair_correlation(genetic, sets["genetic"])
     assert pairs == 6 and statistic.value == pytest.approx(1.0)
+
+
+@pytest.mark.slow  # lang2vec's import and feature tables, in a fresh interpreter
+def test_lang2vec_script_on_the_path_does_not_shadow_the_package(tmp_path):
+    """lang2vec's wheel installs bin/lang2vec.py; from the `babelprobe` console script, sys.path[0]
+    is that bin folder and a plain import took the script (it then read bin/data/letter_codes.json:
+    the demo's similarity step failed)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "lang2vec.py").write_text('open("data/letter_codes.json")  # what the installed script does\n')
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from babelprobe.analysis.typology import typological_similarities; "
+            "from babelprobe.report.lang_family import family_of; "
+            "print(len(typological_similarities(['en', 'de'], 'lang2vec')), family_of('de'))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "3" and "Indo-European" in done.stdout

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
 import warnings
+from types import ModuleType
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
@@ -54,10 +57,27 @@ def _cosine(vectors: np.ndarray) -> np.ndarray:
     return unit @ unit.T
 
 
+def import_lang2vec() -> ModuleType:
+    """``lang2vec.lang2vec``, imported past the ``bin/lang2vec.py`` script that lang2vec's wheel also
+    installs: run from a console script (``babelprobe ...``), ``sys.path[0]`` is that ``bin`` folder
+    and the script shadows the package, which then reads its data from ``bin/data``."""
+    if "lang2vec.lang2vec" in sys.modules:
+        return sys.modules["lang2vec.lang2vec"]
+    if not hasattr(sys.modules.get("lang2vec"), "__path__"):
+        sys.modules.pop("lang2vec", None)  # the script, imported as a module earlier
+    saved = sys.path[:]
+    sys.path[:] = [p for p in saved if not os.path.isfile(os.path.join(p or ".", "lang2vec.py"))]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pkg_resources deprecation, inside lang2vec
+            import lang2vec.lang2vec as l2v
+    finally:
+        sys.path[:] = saved
+    return l2v
+
+
 def _lang2vec(languages: Sequence[str]) -> list[TypologicalSimilarity]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pkg_resources deprecation, inside lang2vec
-        import lang2vec.lang2vec as l2v
+    l2v = import_lang2vec()
     known = set(l2v.available_languages())
     codes = {lang: iso639_3(lang) for lang in languages}
     present = [lang for lang in languages if codes[lang] in known]

@@ -4,10 +4,11 @@ read offline from the installed package; '' where lang2vec or the language is mi
 from __future__ import annotations
 
 import importlib.util
-import warnings
 from functools import lru_cache
 
 import langcodes
+
+from babelprobe.analysis.typology import import_lang2vec
 
 
 @lru_cache(maxsize=None)
@@ -16,10 +17,7 @@ def family_of(code: str) -> str:
     lists a lineage's features from the top family down)."""
     try:
         alpha3 = langcodes.Language.get(code).to_alpha3()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # lang2vec imports the deprecated pkg_resources
-            import lang2vec.lang2vec as l2v
-        features = l2v.get_features([alpha3], "fam", header=True)
+        features = import_lang2vec().get_features([alpha3], "fam", header=True)
     except Exception:  # noqa: BLE001 - not installed, or a code lang2vec does not know: no family shown
         return ""
     names = [str(n).removeprefix("F_").replace("_", " ") for n, v in zip(features["CODE"], features[alpha3]) if v == 1]
