@@ -141,3 +141,19 @@ def test_span_corruption_run_on_tiny_t5(tiny_t5, tmp_path):
         assert row["pm"] == pytest.approx(sum(row["token_logprobs"]), abs=1e-5)
         assert len(row["suffix_ids"]) == 6 + len(spans)  # sentinels + spans
         assert row["bleu"] is None or pd.isna(row["bleu"])
+
+
+def test_memorization_csv_is_the_longest_prompt_length_that_scored(tmp_path):
+    """A prompt length longer than every text scores nothing: memorization.csv (what `graph`
+    reads) falls back to the longest length with scored samples instead of an empty table."""
+    from babelprobe.analysis.memorization import write_language_tables
+
+    rows = [dict(language=lang, prefix_tokens=n, status="scored" if n < 100 else "too_short",
+                 exact_match=float(n < 50) if n < 100 else None, pm=-float(n) if n < 100 else None)
+            for lang in ("en", "de") for n in (10, 50, 200)]
+    written = write_language_tables(pd.DataFrame(rows), tmp_path)
+    assert [p.name for p in written] == ["memorization_p10.csv", "memorization_p50.csv", "memorization_p200.csv",
+                                         "memorization.csv"]
+    assert list(pd.read_csv(tmp_path / "memorization_p200.csv").columns) == ["language"]
+    longest = pd.read_csv(tmp_path / "memorization.csv")
+    assert list(longest.columns) == ["language", "EM", "PM"] and list(longest["PM"]) == [-50.0, -50.0]

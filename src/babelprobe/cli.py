@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -328,16 +329,28 @@ def demo(
     12 languages; language similarity at every layer on 20 parallel
     Polyglot-or-Not stems in 20 languages, then ρ_G and a θ sweep against the memorization run
     with speaker population as a labelled stand-in for data volume."""
-    code = 0
+    from babelprobe.report.html import write_demo_reports
+
+    code, stages = 0, []
     for family in all_families():
         for demo_run in family.demo(out, model, device):
             console.rule(demo_run.title)
+            started = time.perf_counter()
             code = max(code, _execute(family, demo_run.config))
+            stages.append((demo_run.title.split(":")[0], time.perf_counter() - started))
+    started = time.perf_counter()
     _graph_demo(out / "similarity", out / "memorization", out / "graph")
-    from babelprobe.report.html import write_demo_reports
-
+    stages.append(("graph", time.perf_counter() - started))
+    started = time.perf_counter()
     for path in write_demo_reports(out):
         console.print(f"html: {path}")
+    stages.append(("html reports", time.perf_counter() - started))
+    table = Table(title="demo stage times (model loading and conversion included)")
+    table.add_column("stage")
+    table.add_column("seconds", justify="right")
+    for stage, seconds in stages + [("total", sum(s for _, s in stages))]:
+        table.add_row(stage, f"{seconds:.1f}")
+    console.print(table)
     raise typer.Exit(code)
 
 

@@ -148,16 +148,18 @@ def summarise_memorization(items: pd.DataFrame, n_resamples: int = 10_000, seed:
 
 def write_language_tables(items: pd.DataFrame, out: Path) -> list[Path]:
     """``memorization_p{n}.csv`` per prompt length (language + one column per metric, the file
-    ``babelprobe graph`` reads), and ``memorization.csv`` = the longest prompt length."""
-    written = []
-    lengths = sorted(items["prefix_tokens"].unique())
-    for n in lengths:
-        table = per_language_means(items, int(n))
+    ``babelprobe graph`` reads), and ``memorization.csv`` = the longest prompt length at which any
+    sample was scored (a length longer than every text scores nothing and would give ``graph`` an
+    empty table)."""
+    written, tables = [], {}
+    for n in sorted(items["prefix_tokens"].unique()):
+        tables[int(n)] = per_language_means(items, int(n))
         path = out / f"memorization_p{int(n)}.csv"
-        table.reset_index().to_csv(path, index=False)
+        tables[int(n)].reset_index().to_csv(path, index=False)
         written.append(path)
-    if lengths:
-        per_language_means(items, int(lengths[-1])).reset_index().to_csv(out / "memorization.csv", index=False)
+    scored = [n for n, table in tables.items() if len(table.columns)]
+    if tables:
+        tables[max(scored or tables)].reset_index().to_csv(out / "memorization.csv", index=False)
         written.append(out / "memorization.csv")
     return written
 

@@ -152,13 +152,23 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     """Final-layer similarity (rounded) and the typology correlation per layer."""
     console = console or Console()
     final = summary.layer()
-    table = _titled(f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the "
-                    "language-specific subspace)", manifest)
+    title = f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the language-specific subspace)"
+    table = _titled(title, manifest)
     table.add_column("")
-    for lang in final.languages:
-        table.add_column(lang, justify="right")
-    for lang, row in zip(final.languages, final.matrix):
-        table.add_row(lang, *(f"{v:.2f}" for v in row))
+    # a matrix wider than the terminal is all ellipses: then each language's nearest and farthest
+    if 6 + 7 * len(final.languages) <= console.width:
+        for lang in final.languages:
+            table.add_column(lang, justify="right")
+        for lang, row in zip(final.languages, final.matrix):
+            table.add_row(lang, *(f"{v:.2f}" for v in row))
+    else:
+        table.add_column("most similar")
+        table.add_column("least similar")
+        for i, (lang, row) in enumerate(zip(final.languages, final.matrix)):
+            others = sorted(((v, other) for j, (other, v) in enumerate(zip(final.languages, row))
+                             if j != i and v == v), reverse=True)  # v == v: NaN left out
+            table.add_row(lang, " ".join(f"{o} {v:.2f}" for v, o in others[:3]),
+                          " ".join(f"{o} {v:.2f}" for v, o in others[-2:]))
     console.print(table)
     if summary.typology:
         features = sorted({t.features for t in summary.typology})
