@@ -127,6 +127,16 @@ def test_offline_message_names_the_release_files(monkeypatch, tmp_path):
         fetch_dataset("eclektic", tmp_path / "eclektic", "https://example.org/eclektic_main.jsonl")
 
 
+def test_owl_without_the_repository_tables_offline_says_where_they_are(tmp_path):
+    owl = copy_fixture("owl", tmp_path)
+    (owl / "book_names.csv").unlink()
+    with pytest.raises(FetchError) as caught:
+        fetch_dataset("owl", tmp_path / "out", str(owl))
+    message = str(caught.value)
+    assert "raw.githubusercontent.com/emirkaan5/OWL/" in message and "book_names.csv" in message
+    assert f"put it in: {owl}" in message
+
+
 def test_a_bad_release_row_is_named_by_file_row_and_field_and_nothing_is_written(tmp_path):
     import pyarrow as pa
 
