@@ -1,5 +1,5 @@
 """The ``babelprobe`` command: run, demo, report, compare, rescore, convert, size-curve, validate,
-models, datasets, graph, corpus, memorization."""
+models, datasets (list, fetch), graph, corpus, memorization."""
 
 from __future__ import annotations
 
@@ -464,9 +464,12 @@ def models() -> None:
     console.print(table)
 
 
-@app.command()
-def datasets() -> None:
-    """List the datasets shipped with babelprobe."""
+datasets_app = typer.Typer(help="The datasets shipped with babelprobe (bare `datasets`, `datasets list`) and the "
+                                 "public releases it can fetch and convert (`datasets fetch NAME`).")
+app.add_typer(datasets_app, name="datasets")
+
+
+def _list_datasets() -> None:
     table = Table(title="bundled datasets")
     for col in ("name", "probe", "description", "path"):
         table.add_column(col)
@@ -474,6 +477,46 @@ def datasets() -> None:
         for dataset in family.datasets:
             table.add_row(dataset.name, family.name, dataset.description, str(dataset.path))
     console.print(table)
+
+
+@datasets_app.callback(invoke_without_command=True)
+def datasets_callback(ctx: typer.Context) -> None:
+    """List the datasets shipped with babelprobe (as `datasets list`)."""
+    if ctx.invoked_subcommand is None:
+        _list_datasets()
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """List the datasets shipped with babelprobe."""
+    _list_datasets()
+
+
+@datasets_app.command("fetch")
+def datasets_fetch(
+    name: str = typer.Argument(..., help="polyglot-or-not, eclektic or owl"),
+    out: Optional[Path] = typer.Option(None, help="folder to write (default: ~/.cache/babelprobe/datasets/NAME); "
+                                                  "a re-fetch replaces it"),
+    source: Optional[str] = typer.Option(None, help="the release's files downloaded by hand (a folder or file), "
+                                                    "or a URL of a copy; skips the download"),
+    langs: Optional[str] = typer.Option(None, help="comma-separated language codes to keep"),
+) -> None:
+    """Download a public release (or convert --source), verify hashes, convert it to the layout
+    `babelprobe run <probe> --data` reads, and record source, revision, licence and citation."""
+    from babelprobe.data.fetch import FetchError, fetch_dataset
+
+    try:
+        result = fetch_dataset(name, out, source, comma_list(langs))
+    except (FetchError, DatasetError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _unwritable(out or Path(name), exc)
+    record = result.record
+    verified = sum(1 for f in record.release_files if f.published_sha256)
+    console.print(f"[green]ok[/green]: {record.name} -> {result.out}: {record.loaded}", soft_wrap=True, highlight=False)
+    console.print(f"  {len(record.release_files)} release file(s) hashed, {verified} checked against published "
+                  f"sha256; licence: {record.licence}", soft_wrap=True, highlight=False)
+    console.print(f"  run it: {record.use}", soft_wrap=True, highlight=False)
 
 
 if __name__ == "__main__":

@@ -125,8 +125,15 @@ def convert_owl_release(
     """Rows of one book from the release's CSV layout: passage columns named by language code,
     ``Single_ent`` a Python/JSON list of the names (absent or empty for the no-name set). The
     group of each language comes from ``original`` and ``official``; every other is unseen."""
-    file = str(path)
-    rows = read_rows(Path(path))
+    return owl_items_from_release_rows(read_rows(Path(path)), str(path), book_id, title_en, author, original,
+                                       official, year, titles)
+
+
+def owl_items_from_release_rows(
+    rows: list[tuple[int, dict[str, Any]]], file: str, book_id: str, title_en: str, author: str, original: str,
+    official: list[str], year: int | None = None, titles: dict[str, str] | None = None,
+) -> list[OwlItem]:
+    """``convert_owl_release`` on rows already read (the release's CSV or its JSON records)."""
     if not rows:
         raise DatasetError([Problem(file, None, None, "no rows")])
     columns = [c for c in rows[0][1] if c != "Single_ent" and "_" not in c and c.isalpha() and c.islower()]

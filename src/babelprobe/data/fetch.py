@@ -1,0 +1,429 @@
+"""``babelprobe datasets fetch NAME``: get a public release, check it, convert it, record where it came from.
+
+The registry names, per release, where the public files are, what they are, their licence and
+citation, how to download them and which converter (``data/releases.py``) turns them into the
+layout ``babelprobe run <probe> --data`` reads. A fetch:
+
+1. downloads the release into a temporary folder (Hugging Face hub or plain HTTPS), or takes the
+   files a user downloaded by hand (``--source PATH``, or ``--source URL`` of a copy);
+2. hashes every release file (sha256) and checks it against the hash the release publishes (the
+   Hugging Face hub publishes one per LFS file); elsewhere the hash is recorded only;
+3. converts, then loads the result with the probe family's own loader (what ``run`` and
+   ``validate`` do);
+4. writes ``SOURCE.json`` and ``README.md`` (source URL, revision, date, licence, citation,
+   hashes) next to the converted data and only then replaces ``--out``; a re-fetch gives the
+   same files.
+
+Offline (``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE`` or ``BABELPROBE_OFFLINE`` set) or when the
+download fails, ``FetchError`` says what to download, from where, where to put it and the
+``--source`` command that converts it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel
+
+from babelprobe.data import releases
+from babelprobe.data.validation import DatasetError
+
+OFFLINE_VARIABLES = ("BABELPROBE_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+SOURCE_FILE = "SOURCE.json"
+README_FILE = "README.md"
+
+
+class FetchError(RuntimeError):
+    """A fetch that cannot go on: the message says what the user can do."""
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    """Release files in ``folder``; ``published`` maps their paths (relative to it) to the sha256
+    the release publishes for them."""
+
+    folder: Path
+    revision: str
+    published: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Converted:
+    inputs: list[Path]  # the release files read
+    rows: int
+
+
+@dataclass(frozen=True)
+class Release:
+    name: str
+    title: str
+    probe: str  # the family whose --data reads the converted output
+    home: str  # where the public release is
+    files: str  # what to download, as a person would find it there
+    licence: str
+    citation: str
+    data: str  # what to pass to --data, relative to --out ("" for the folder itself)
+    download: Callable[[Path], Downloaded]
+    convert: Callable[[Path, Path, Path, list[str] | None], Converted]  # (source, workdir, out, langs)
+
+
+class SourceFile(BaseModel):
+    path: str
+    sha256: str
+    published_sha256: str | None = None  # the release's own hash, when it publishes one (verified equal)
+
+
+class DatasetSource(BaseModel):
+    """What ``SOURCE.json`` records next to converted data."""
+
+    name: str
+    title: str
+    probe: str
+    source_url: str
+    fetched_from: str  # "download", or the --source path or URL
+    revision: str
+    retrieved: str  # date of the fetch (UTC)
+    licence: str
+    citation: str
+    langs: list[str] | None
+    release_files: list[SourceFile]
+    converted_files: list[SourceFile]
+    rows: int
+    loaded: str  # what the family's loader made of it
+    use: str  # the command that runs it
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def offline_reason() -> str | None:
+    for name in OFFLINE_VARIABLES:
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
+            return f"offline ({name} is set)"
+    return None
+
+
+def _http_get(url: str, dest: Path, timeout: float = 120) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    request = urllib.request.Request(url, headers={"User-Agent": "babelprobe (datasets fetch)"})
+    with urllib.request.urlopen(request, timeout=timeout) as response, dest.open("wb") as handle:
+        shutil.copyfileobj(response, handle)
+    return dest
+
+
+def _unpacked(path: Path) -> Path:
+    """A downloaded file's folder, with a zip archive unpacked in place."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            archive.extractall(path.parent)
+        path.unlink()
+    return path.parent
+
+
+# --- downloads ---------------------------------------------------------------------------------
+
+POLYGLOT_REPO = "Polyglot-or-Not/Fact-Completion"
+
+
+def _download_polyglot(dest: Path) -> Downloaded:
+    from huggingface_hub import HfApi, snapshot_download
+
+    info = HfApi().dataset_info(POLYGLOT_REPO, files_metadata=True)
+    published = {s.rfilename: s.lfs.sha256 for s in info.siblings or []
+                 if s.lfs is not None and s.rfilename.startswith("data/")}
+    snapshot_download(POLYGLOT_REPO, repo_type="dataset", revision=info.sha, local_dir=dest,
+                      allow_patterns=["data/*.parquet", "README.md"])
+    return Downloaded(dest, f"{POLYGLOT_REPO}@{info.sha}", published)
+
+
+ECLEKTIC_DOWNLOAD = "https://www.kaggle.com/api/v1/datasets/download/googleai/eclektic"
+
+
+def _download_eclektic(dest: Path) -> Downloaded:
+    # Kaggle's public download address (what its "Download" button and kagglehub fetch): a zip
+    folder = _unpacked(_http_get(ECLEKTIC_DOWNLOAD, dest / "eclektic.zip"))
+    return Downloaded(folder, f"latest Kaggle version of googleai/eclektic on {_today()}")
+
+
+OWL_COMMIT = "5f1c5d3cb30177b2564ee636b68459e3624ed488"
+OWL_METADATA_URL = f"https://raw.githubusercontent.com/emirkaan5/OWL/{OWL_COMMIT}/scripts/Evaluation/dir_probe/"
+
+
+def _download_owl(dest: Path) -> Downloaded:
+    raise FetchError("the OWL passages are not published at a download address: the repository "
+                     "github.com/emirkaan5/OWL keeps its 'final dataset/' folder out of git")
+
+
+# --- conversions -------------------------------------------------------------------------------
+
+def _unknown_langs(langs: list[str] | None, have: list[str], where: str) -> None:
+    unknown = [lang for lang in langs or [] if lang not in have]
+    if unknown:
+        raise FetchError(f"--langs: no {', '.join(unknown)} in {where} (it has {', '.join(have)})")
+
+
+def _convert_polyglot(source: Path, workdir: Path, out: Path, langs: list[str] | None) -> Converted:
+    files = releases.polyglot_files(source)
+    if not files:
+        raise FetchError(f"no Polyglot-or-Not release files in {source}: expected data/<Language>-00000-of-00001-"
+                         "<hash>.parquet, e.g. data/English-00000-of-00001-0dd1923f09abeaf8.parquet")
+    _unknown_langs(langs, list(files), str(source))
+    if langs:
+        files = {lang: files[lang] for lang in langs}
+    counts = releases.convert_polyglot_or_not(files, out)
+    return Converted([p for shards in files.values() for p in shards], sum(counts.values()))
+
+
+def _convert_eclektic(source: Path, workdir: Path, out: Path, langs: list[str] | None) -> Converted:
+    found = [source] if source.is_file() else sorted(source.rglob(releases.ECLEKTIC_FILE))
+    if not found:
+        raise FetchError(f"no {releases.ECLEKTIC_FILE} in {source} (the file of the Kaggle release)")
+    _unknown_langs(langs, list(releases.ECLEKTIC_LANGUAGES), "ECLeKTiC")
+    rows = releases.convert_eclektic(found[0], out / "eclektic.jsonl", langs)
+    return Converted([found[0]], rows)
+
+
+def _owl_metadata(source: Path, workdir: Path) -> list[Path]:
+    """book_names.csv and release_date.csv: from --source when there, else from the repository."""
+    paths = []
+    for name in releases.OWL_METADATA:
+        found = sorted(source.rglob(name))
+        if found:
+            paths.append(found[0])
+            continue
+        reason = offline_reason()
+        if reason is None:
+            try:
+                paths.append(_http_get(OWL_METADATA_URL + name, workdir / "owl-metadata" / name))
+                continue
+            except OSError as exc:
+                reason = f"download failed ({exc})"
+        raise FetchError(f"no {name} in {source} and cannot download it: {reason}\n"
+                         f"  download: {OWL_METADATA_URL}{name}\n  put it in: {source}")
+    return paths
+
+
+def _convert_owl(source: Path, workdir: Path, out: Path, langs: list[str] | None) -> Converted:
+    books = releases.owl_book_files(source)
+    if not books:
+        raise FetchError(f"no OWL book files in {source}: expected one CSV or JSON file per book named by its "
+                         "title, e.g. Pride_and_Prejudice.csv (columns en, es, ..., Single_ent)")
+    languages = ["en", *releases.OWL_OFFICIAL, "st", "yo", "tn", "ty", "mai", "mg"]
+    _unknown_langs(langs, languages, "OWL")
+    book_names, release_dates = _owl_metadata(source, workdir)
+    rows = releases.convert_owl(books, book_names, release_dates, out / "owl.jsonl", langs)
+    return Converted([*books, book_names, release_dates], rows)
+
+
+RELEASES: dict[str, Release] = {r.name: r for r in (
+    Release(
+        name="polyglot-or-not", title="Polyglot or Not? Fact-Completion Benchmark", probe="cka",
+        home=f"https://huggingface.co/datasets/{POLYGLOT_REPO}",
+        files="the Parquet files data/<Language>-00000-of-00001-<hash>.parquet (20 languages) of the "
+              f"Hugging Face dataset {POLYGLOT_REPO} (Files and versions -> data/)",
+        licence="Apache-2.0",
+        citation="Tim Schott, Daniel Furman, Shreshta Bhat. Polyglot or Not? Measuring Multilingual Encyclopedic "
+                 "Knowledge in Foundation Models. EMNLP 2023. arXiv:2305.13675",
+        data="", download=_download_polyglot, convert=_convert_polyglot,
+    ),
+    Release(
+        name="eclektic", title="ECLeKTiC: cross-lingual knowledge transfer QA", probe="eclektic",
+        home="https://www.kaggle.com/datasets/googleai/eclektic",
+        files=f"{releases.ECLEKTIC_FILE} (Kaggle dataset googleai/eclektic, Download -> unzip)",
+        licence="as stated on the Kaggle dataset page (googleai/eclektic); Wikipedia-derived text",
+        citation="Omer Goldman, Uri Shaham, Dan Malkin, et al. ECLeKTiC: a Novel Challenge Set for Evaluation of "
+                 "Cross-Lingual Knowledge Transfer. 2025. arXiv:2502.21228",
+        data="eclektic.jsonl", download=_download_eclektic, convert=_convert_eclektic,
+    ),
+    Release(
+        name="owl", title="OWL: Probing Cross-Lingual Recall of Memorized Texts via World Literature", probe="owl",
+        home="https://github.com/emirkaan5/OWL",
+        files="one CSV (or JSON records) file per book, named by its title (e.g. Pride_and_Prejudice.csv; columns "
+              "en, es, tr, vi, st, yo, tn, ty, mai, mg, <lang>_shuffled, Single_ent), as the authors distribute "
+              "them (ask them: the repository README lists their addresses), plus book_names.csv and "
+              f"release_date.csv from {OWL_METADATA_URL}",
+        licence="research use only (the excerpts come from copyrighted books; OWL paper, Ethics statement); "
+                "repository code without a licence file",
+        citation="Alisha Srivastava, Emir Korukluoglu, Minh Nhat Le, Duyen Tran, Chau Minh Pham, Marzena Karpinska, "
+                 "Mohit Iyyer. OWL: Probing Cross-Lingual Recall of Memorized Texts via World Literature. "
+                 "EMNLP 2025. arXiv:2505.22945",
+        data="owl.jsonl", download=_download_owl, convert=_convert_owl,
+    ),
+)}
+
+
+def get_release(name: str) -> Release:
+    if name not in RELEASES:
+        raise FetchError(f"unknown dataset {name!r} (available: {', '.join(RELEASES)})")
+    return RELEASES[name]
+
+
+def default_out(name: str) -> Path:
+    from babelprobe.models.specs import home_dir
+
+    return home_dir() / "datasets" / name
+
+
+def _today() -> str:
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def _manual_steps(release: Release, out: Path, reason: str) -> FetchError:
+    folder = out.parent / f"{release.name}-release"
+    return FetchError(
+        f"cannot download {release.name}: {reason}\n"
+        f"  download: {release.files}\n"
+        f"  from:     {release.home}\n"
+        f"  put them in {folder}{os.sep} (keep the release's file names), then run:\n"
+        f"  babelprobe datasets fetch {release.name} --source {folder} --out {out}")
+
+
+def _check_out(out: Path, release: Release) -> None:
+    """--out is new, empty, or an earlier fetch of this dataset (then it is replaced)."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise FetchError(f"--out {out} is a file, not a folder")
+    if not any(out.iterdir()):
+        return
+    marker = out / SOURCE_FILE
+    if not marker.is_file():
+        raise FetchError(f"--out {out} is not empty and was not written by `babelprobe datasets fetch` (no "
+                         f"{SOURCE_FILE}): choose a new or empty folder")
+    try:
+        name = DatasetSource.model_validate_json(marker.read_text(encoding="utf-8")).name
+    except ValueError as exc:
+        raise FetchError(f"--out {out}: unreadable {SOURCE_FILE} ({exc}); choose a new or empty folder") from exc
+    if name != release.name:
+        raise FetchError(f"--out {out} holds the dataset {name!r}, not {release.name!r}: choose another folder")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def hash_release_files(inputs: list[Path], root: Path, published: dict[str, str]) -> list[SourceFile]:
+    """sha256 of every release file; a file whose published hash differs stops the fetch."""
+    files = []
+    for path in inputs:
+        relative = _relative(path, root)
+        digest = sha256_of(path)
+        expected = published.get(relative)
+        if expected is not None and expected != digest:
+            raise FetchError(f"{path}: sha256 {digest} differs from the release's published {expected} "
+                             "(a broken or altered download): fetch again")
+        files.append(SourceFile(path=relative, sha256=digest, published_sha256=expected))
+    return files
+
+
+def _load(release: Release, out: Path) -> str:
+    """The converted data through the family's own loader (as `run` and `validate` read it)."""
+    from babelprobe.families import get_family
+    from babelprobe.pipeline import load_items
+
+    family = get_family(release.probe)
+    return family.describe(load_items(family, family.config(out=Path("."), data=out / release.data)))
+
+
+def _readme(record: DatasetSource) -> str:
+    lines = [f"# {record.title}", "",
+             f"Converted by `babelprobe datasets fetch {record.name}` on {record.retrieved} for "
+             f"`babelprobe run {record.probe}`:", "", "```bash", record.use, "```", "",
+             f"- source: {record.source_url} ({record.fetched_from})", f"- revision: {record.revision}",
+             f"- licence: {record.licence}", f"- citation: {record.citation}",
+             f"- loaded: {record.loaded}", "", "Release files (sha256; \"published\" = equal to the release's own hash):",
+             ""]
+    lines += [f"- `{f.path}` {f.sha256}{' (published)' if f.published_sha256 else ''}" for f in record.release_files]
+    lines += ["", "Keep this note and SOURCE.json with any copy or subset of these files.", ""]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    out: Path
+    record: DatasetSource
+
+
+def _source_folder(source: str, download_dir: Path) -> tuple[Path, str]:
+    """A --source path, or a --source URL downloaded (and unzipped) into ``download_dir``."""
+    if source.startswith(("http://", "https://")):
+        reason = offline_reason()
+        if reason:
+            raise FetchError(f"--source {source}: cannot download, {reason}")
+        name = source.rstrip("/").rsplit("/", 1)[-1] or "download"
+        try:
+            return _unpacked(_http_get(source, download_dir / name)), source
+        except OSError as exc:
+            raise FetchError(f"--source {source}: download failed ({exc})") from exc
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise FetchError(f"--source {path}: no such file or folder")
+    return path, str(path)
+
+
+def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
+                  langs: list[str] | None = None) -> FetchResult:
+    """Download (or take ``source``), verify, convert, load-check and record one release into ``out``."""
+    release = get_release(name)
+    langs = list(langs) if langs else None
+    out = (out or default_out(name)).expanduser().resolve()
+    _check_out(out, release)
+    with tempfile.TemporaryDirectory(prefix=f"babelprobe-{name}-") as tmp:
+        workdir = Path(tmp)
+        if source is None:
+            reason = offline_reason()
+            if reason:
+                raise _manual_steps(release, out, reason)
+            try:
+                downloaded = release.download(workdir / "download")
+            except FetchError as exc:
+                raise _manual_steps(release, out, str(exc)) from exc
+            except Exception as exc:  # any network, hub or archive failure: the manual route still works
+                raise _manual_steps(release, out, f"download failed ({type(exc).__name__}: {exc})") from exc
+            folder, fetched_from = downloaded.folder, "download"
+        else:
+            folder, fetched_from = _source_folder(source, workdir / "download")
+            if folder.resolve() == out or out in folder.resolve().parents:
+                raise FetchError(f"--source {folder} is inside --out {out}: a fetch replaces --out")
+            downloaded = Downloaded(folder, "not recorded (files given with --source)")
+        staging = workdir / "converted"
+        staging.mkdir()
+        converted = release.convert(folder, workdir, staging, langs)
+        release_files = hash_release_files(converted.inputs, folder if folder.is_dir() else folder.parent, downloaded.published)
+        loaded = _load(release, staging)
+        record = DatasetSource(
+            name=release.name, title=release.title, probe=release.probe, source_url=release.home,
+            fetched_from=fetched_from, revision=downloaded.revision, retrieved=_today(), licence=release.licence,
+            citation=release.citation, langs=langs, release_files=release_files,
+            converted_files=[SourceFile(path=p.name, sha256=sha256_of(p)) for p in sorted(staging.iterdir())],
+            rows=converted.rows, loaded=loaded,
+            use=f"babelprobe run {release.probe} --data {out / release.data if release.data else out}",
+        )
+        (staging / SOURCE_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (staging / README_FILE).write_text(_readme(record), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(staging), str(out))
+    return FetchResult(out, record)
+
+
+__all__ = ["RELEASES", "DatasetError", "DatasetSource", "FetchError", "FetchResult", "Release", "default_out",
+           "fetch_dataset", "get_release", "hash_release_files", "offline_reason"]
