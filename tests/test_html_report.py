@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from babelprobe import store
 from babelprobe.analysis.owl import Cell
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig, EclekticConfig, OwlConfig
+from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig
 from babelprobe.pipeline import read_run, run
 from babelprobe.probes.cka import CKARecord
 from babelprobe.probes.eclektic import EclekticRecord
@@ -132,6 +132,43 @@ def test_profile_from_stored_runs_only(runs, tmp_path):
     assert "ECLeKTiC overall as target (closed-book, string)" in page  # transfer: undefined when no source answer is right
     assert "Indo-European (Balto-Slavic)" in page and "Cyrillic" in page  # family (lang2vec) and script
     assert page.count("<h2>") == 1  # one model: one table
+
+
+@pytest.fixture(scope="module")
+def memorization_run(tmp_path_factory, gemma) -> Path:
+    """A real tiny memorization run at two prompt lengths (a few seconds)."""
+    out = tmp_path_factory.mktemp("memorization") / "memorization"
+    run(MemorizationConfig(model=MODEL, langs=["en", "zh"], limit=2, prefix_tokens=[10, 20], suffix_tokens=5,
+                           bootstrap_resamples=200, out=out, device="cpu", cache=None), backends={MODEL: gemma})
+    return out
+
+
+@pytest.mark.slow
+def test_profile_memorization_columns_from_stored_runs(runs, memorization_run, tmp_path, monkeypatch):
+    """EM and RM (BLEU, ROUGE-L) in percent and PM (log Pr) per language at the longest prompt
+    length, with CIs, from a copy of the stored run; PM is in the table but not on the 0-100 heatmap."""
+    import babelprobe.report.html as html
+
+    stored = tmp_path / "memorization"
+    shutil.copytree(memorization_run, stored)
+    heatmap_columns = []
+    monkeypatch.setattr(html, "heatmap_figure", lambda *a, **k: heatmap_columns.append(k["columns"])
+                        or heatmap_figure(*a, **k))
+    page = profile_report([runs["cka"], stored], tmp_path / "profile.html").read_text()
+    items = pd.read_parquet(stored / "items.parquet")
+    scored = items[(items["status"] == "scored") & (items["prefix_tokens"] == 20)]
+    assert set(scored["language"]) == {"en", "zh"}
+    for _, group in scored.groupby("language"):
+        for column, scale in (("exact_match", 100), ("bleu", 100), ("rouge_l", 100), ("pm", 1)):
+            assert f'data-sort="{scale * group[column].astype(float).mean():.6f}"' in page
+        assert f"n={len(group)}</small>" in page
+    names = ["memorization EM % (20-token prompt)", "memorization RM BLEU (20-token prompt)",
+             "memorization RM ROUGE-L (20-token prompt)", "memorization PM (log Pr) (20-token prompt)"]
+    for name in names:
+        assert f'<th class="sortable" data-kind="number">{name}</th>' in page
+    assert "10-token prompt" not in page and "CKA accuracy (first-token)" in page
+    (columns,) = heatmap_columns
+    assert names[0] in columns and names[3] not in columns and "CKA accuracy (first-token)" in columns
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """The ``babelprobe`` command: run, demo, report, compare, rescore, convert, size-curve, validate,
-models, datasets (list, fetch), graph, corpus, memorization."""
+models, datasets (list, fetch), graph, corpus, memorization, suite."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from babelprobe.families import all_families, family_names, get_family
 from babelprobe.families.base import Family
 from babelprobe.graph_cli import graph_app
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
+from babelprobe.suite_cli import suite_app
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -32,6 +33,7 @@ app.add_typer(run_app, name="run")
 rescore_app = typer.Typer(help="Score released or saved predictions without a model.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
 app.add_typer(graph_app, name="graph")
+app.add_typer(suite_app, name="suite")
 corpus_app = typer.Typer(help="Build memorization samples from a corpus (Shared Path §5.2).", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 memorization_app = typer.Typer(help="Memorization analyses across runs (Shared Path Table 14).", no_args_is_help=True)

@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pydantic import BaseModel, ValidationError
 
@@ -135,9 +135,12 @@ def executor_for(config: RunOptions, backend: Backend) -> Iterator[Executor | No
         executor.__exit__()
 
 
-def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress: bool = False) -> RunOutcome:
+def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress: bool = False,
+        on_plans: Callable[[Backend, list[Plan]], None] | None = None) -> RunOutcome:
     """Run ``config.probe``'s family. ``backends`` maps model specs to loaded backends a caller
-    wants reused (tests, notebooks); any other spec the run needs is loaded here."""
+    wants reused (tests, notebooks, suites); any other spec the run needs is loaded here.
+    ``on_plans`` sees the plans before any of their requests is sent (a suite records them to
+    tell a half-finished run's progress)."""
     family = get_family(config.probe)
     t_start = time.perf_counter()
     items = load_items(family, config)  # validates before anything is written or loaded
@@ -159,6 +162,8 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     stage_backends = [loaded[spec] for spec in stage.models(config)] if stage else []
     for judge in stage_backends:
         check_request_kinds(judge, stage.request_kinds, f"the {config.probe} {stage.name} stage")
+    if on_plans is not None:
+        on_plans(backend, plans)
 
     pairs = []
     with _cache(config) as cache, executor_for(config, backend) as executor:

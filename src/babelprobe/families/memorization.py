@@ -199,6 +199,11 @@ class MemorizationFamily(Family[MemorizationConfig]):
                           *(cell(r, n, k) for _, n, k in metrics)] for r in summary.by_language])]
         return [Section("Memorization (Shared Path §3, Table 4)", tables=tables)]
 
+    def profile_metrics(self, summary, items: pd.DataFrame) -> list:
+        from babelprobe.report.family_sections import memorization_profile
+
+        return memorization_profile(summary)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun("memorization: EM, RM, PM with shuffled-suffix controls, 28 texts in 12 languages",
                         MemorizationConfig(model=model, data=DEMO_MEMORIZATION, out=out / "memorization",

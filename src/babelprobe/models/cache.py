@@ -62,6 +62,19 @@ class ResponseCache:
             self._db.execute("ROLLBACK")
             raise
 
+    def count_present(self, fingerprint: str, keys: Iterable[str]) -> int:
+        """How many of ``keys`` have a cached response (without reading the responses)."""
+        keys = list(keys)
+        present = 0
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            present += self._db.execute(
+                f"SELECT COUNT(*) FROM responses WHERE fingerprint = ? AND request_key IN ({marks})",
+                [fingerprint, *chunk],
+            ).fetchone()[0]
+        return present
+
     def count(self, fingerprint: str | None = None) -> int:
         if fingerprint is None:
             return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -1,6 +1,6 @@
-"""The HTML report sections and language-profile metrics of CKA, OWL and ECLeKTiC, built from a
-run's summary and stored items only (the bodies of their ``Family.html_sections`` and
-``Family.profile_metrics``)."""
+"""The HTML report sections and language-profile metrics of CKA, OWL and ECLeKTiC (and the
+profile metrics of memorization), built from a run's summary and stored items only (the bodies of
+their ``Family.html_sections`` and ``Family.profile_metrics``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pandas as pd
 
 from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score, by_language
+from babelprobe.analysis.memorization import MemorizationSummary
 from babelprobe.analysis.owl import Cell, OwlSummary, error_category
 from babelprobe.report import figures as figs
 from babelprobe.report.relations import relation_label
@@ -176,3 +177,29 @@ def _metric(name: str, language: str, s: Score) -> ProfileMetric:
     return ProfileMetric(name, language, 100 * s.value, 100 * max(0.0, s.value - margin),
                          100 * min(1.0, s.value + margin), s.n)
 
+
+
+# --- memorization ------------------------------------------------------------------------------
+
+# summary metric -> (profile name, scale, on the 0-100 scale): EM as a rate, RM (BLEU, ROUGE-L) in
+# 0-1, PM a log-probability (Shared Path §3.1), shown as it is and left out of the heatmap
+MEMORIZATION_PROFILE = {"EM": ("EM %", 100.0, True), "BLEU": ("RM BLEU", 100.0, True),
+                        "ROUGE-L": ("RM ROUGE-L", 100.0, True), "PM": ("PM (log Pr)", 1.0, False)}
+
+
+def memorization_profile(summary: MemorizationSummary) -> list[ProfileMetric]:
+    """Per language at the longest prompt length (the one ``memorization.csv`` holds): EM, RM and
+    PM of the real suffix with their bootstrap CIs; the shuffled-suffix controls stay in the report."""
+    if not summary.by_language:
+        return []
+    longest = max(r.prefix_tokens for r in summary.by_language)
+    out = []
+    for row in (r for r in summary.by_language if r.prefix_tokens == longest):
+        for name, (label, scale, percent) in MEMORIZATION_PROFILE.items():
+            pair = row.metrics.get(name)
+            if pair is not None and pair.real.n:
+                real = pair.real
+                out.append(ProfileMetric(f"memorization {label} ({longest}-token prompt)", row.language,
+                                         scale * real.value, scale * real.ci_low, scale * real.ci_high, real.n,
+                                         percent=percent))
+    return out

@@ -67,6 +67,7 @@ def profile_report(run_dirs: list[Path], out: Path) -> Path:
     from babelprobe.pipeline import read_run
 
     metrics: dict[str, dict[str, dict[str, ProfileCell]]] = defaultdict(dict)  # model -> metric -> lang -> cell
+    off_scale: set[str] = set()  # metrics not in percent (memorization PM): in the table, not the heatmap
     sources: dict[str, list[str]] = defaultdict(list)
     for run_dir in run_dirs:
         stored = read_run(run_dir)
@@ -77,6 +78,8 @@ def profile_report(run_dirs: list[Path], out: Path) -> Path:
         for m in got:
             name = f"{m.metric} [{run_dir.name}]" if m.metric in taken else m.metric
             metrics[model].setdefault(name, {})[m.language] = ProfileCell(m.value, m.low, m.high, m.n)
+            if not m.percent:
+                off_scale.add(name)
     models = []
     for model, by_metric in metrics.items():
         names = list(by_metric)
@@ -84,12 +87,13 @@ def profile_report(run_dirs: list[Path], out: Path) -> Path:
         rows = [{"language": lang, "name": language_name(lang), "script": language_script(lang) or "",
                  "family": family_of(lang),
                  "cells": [by_metric[name].get(lang) for name in names]} for lang in languages]
+        on_scale = [name for name in names if name not in off_scale]
         heat = heatmap_figure({lang: {name: c.value for name, c in zip(names, row["cells"]) if c is not None}
                                for lang, row in zip(languages, rows)},
                               f"{model}: language profile", rows_label="language", columns_label="metric",
-                              square=False, scale=1.0, columns=names, rows=languages,
+                              square=False, scale=1.0, columns=on_scale, rows=languages,
                               counts={lang: {name: c.n for name, c in zip(names, row["cells"]) if c is not None}
-                                      for lang, row in zip(languages, rows)}) if names else None
+                                      for lang, row in zip(languages, rows)}) if on_scale else None
         models.append({"spec": model, "metrics": names, "rows": rows, "runs": sources[model],
                        "heatmap": figure(heat) if heat is not None else None})
     page = _environment().get_template("profile.html.j2").render(

@@ -45,7 +45,8 @@ class Section:
 
 @dataclass(frozen=True)
 class ProfileMetric:
-    """One language's value of one probe metric, in percent (chrF++ points for OWL prefix)."""
+    """One language's value of one probe metric, in percent (chrF++ points for OWL prefix; a
+    log-probability for memorization PM, with ``percent`` False: not on the heatmap's 0-100 scale)."""
 
     metric: str  # the profile's column, e.g. "CKA accuracy (first-token)"
     language: str
@@ -53,6 +54,7 @@ class ProfileMetric:
     low: float
     high: float
     n: int
+    percent: bool = True
 
 
 def figure(fig: MplFigure) -> Figure:
