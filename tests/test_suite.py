@@ -110,6 +110,11 @@ def test_example_study_validates():
     assert cka_full.data.is_file() and cka_full.out == ROOT / "runs" / "study" / "gemma-3-270m" / "cka-full"
 
 
+def test_readme_shows_the_example_study():
+    block = (ROOT / "README.md").read_text().split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert yaml.safe_load(block) == yaml.safe_load((ROOT / "examples" / "study.yaml").read_text())
+
+
 def test_options_build_the_same_config_as_the_run_flags(tmp_path):
     """The suite's pair config is the family's config model built from the same values: a
     comma string and a YAML list mean the same, and defaults are the family's."""
@@ -138,15 +143,33 @@ def small_study(root: Path, probes: list[dict]) -> Path:
                               "probes": probes})
 
 
+def test_specs_and_datasets_are_checked_before_anything_runs(tmp_path):
+    """A judge spec naming no model and a dataset with a bad row stop `suite run` before any model
+    is loaded or any folder written."""
+    bad = tmp_path / "facts.jsonl"
+    bad.write_text('{"language": "en"}\n')
+    path = write_study(tmp_path, study(datasets={"facts": "facts.jsonl"}, probes=[
+        {"probe": "eclektic", "options": {"judges": ["hf:/no/such/judge"], "limit": 1}},
+        {"probe": "cka", "dataset": "facts"}]))
+    with pytest.raises(SuiteError) as caught:
+        run_suite(load_suite(path), Console(file=open(os.devnull, "w")))
+    judge, data = caught.value.problems
+    assert judge.startswith("probes[0] (judge): model hf:/no/such/judge: /no/such/judge is neither")
+    assert data.startswith("probes[1] (cka): invalid dataset:\n") and f"{bad}, row 1, field 'false': missing" in data
+    assert str(caught.value).startswith("study.yaml: probes[0] (judge)")
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, gemma):
     """A small real suite: four families' pairs and one that fails (its judge cannot be loaded)."""
     root = tmp_path_factory.mktemp("suite")
+    (root / "not-a-model").mkdir()
     path = small_study(root, [
         {"probe": "cka", "options": CKA},
         {"probe": "cka", "name": "cka-full", "options": CKA_FULL},
         {"probe": "owl", "dataset": "owl-demo", "options": OWL},
-        {"probe": "eclektic", "options": {"judges": ["hf:/no/such/judge"], "limit": 1}},
+        {"probe": "eclektic", "options": {"judges": [f"hf:{root / 'not-a-model'}"], "limit": 1}},
         {"probe": "memorization", "options": MEMORIZATION},
     ])
     suite = load_suite(path)
@@ -161,7 +184,7 @@ def test_suite_runs_every_pair_as_run_would(finished, gemma, tmp_path):
     states = {p.probe: p.state for p in record.pairs}
     assert states == {"cka": "done", "cka-full": "done", "owl": "done", "eclektic": "error", "memorization": "done"}
     (failed,) = [p for p in record.pairs if p.state == "error"]
-    assert "hf:/no/such/judge" in failed.error and record.failed
+    assert failed.error.endswith("not-a-model: no weights (*.safetensors, *.bin) found") and record.failed
     assert json.loads((suite.out / "suite.json").read_text())["pairs"][3]["error"] == failed.error
     profile = (suite.out / "profile.html").read_text()
     assert record.profile == str(suite.out / "profile.html")

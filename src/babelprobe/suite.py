@@ -76,7 +76,7 @@ class SuiteError(ValueError):
     """Problems with a study file or its pairs, one per line, each naming the file."""
 
     def __init__(self, file: Path, problems: list[str]):
-        self.problems = problems
+        self.file, self.problems = file, problems
         super().__init__("\n".join(f"{file.name}: {p}" for p in problems))
 
 
@@ -470,14 +470,26 @@ def _record_requests(out: Path):
 
 
 def _check_before_running(suite: Suite, states: list[PairStatus]) -> None:
-    """Conflicting finished runs and bad datasets stop the suite before any model is loaded."""
-    from babelprobe.pipeline import load_items
+    """Conflicting finished runs, bad datasets and model specs that cannot name a model (the checks
+    that need no loading) stop the suite before any model is loaded."""
+    from babelprobe.pipeline import check_model_spec, load_items
 
     problems = [f"models[{p.model_index}] x probes[{p.probe_index}]: {p.out} {s.detail}; delete that folder to run "
                 "it again, or give the probe another `name`" for p, s in zip(suite.pairs, states) if s.state == "conflict"]
     checked = set()
     for pair, status in zip(suite.pairs, states):
-        if status.state == "done" or pair.probe_index in checked:
+        if status.state == "done":
+            continue
+        stage = pair.family.second_stage
+        for where, spec in [(f"models[{pair.model_index}]", pair.model.spec),
+                            *((f"probes[{pair.probe_index}] ({stage.name})", s) for s in
+                              (stage.models(pair.config) if stage else []))]:
+            try:
+                check_model_spec(spec)
+            except ValueError as exc:
+                if f"{where}: {exc}" not in problems:
+                    problems.append(f"{where}: {exc}")
+        if pair.probe_index in checked:
             continue
         checked.add(pair.probe_index)  # a probe's data does not depend on the model
         try:
@@ -578,7 +590,7 @@ def run_suite(suite: Suite, console: Console, backends: dict[str, Backend] | Non
 def print_outcome(record: SuiteRecord, console: Console) -> None:
     table = Table(title="suite")
     for column in ("model", "probe", "state", "items", "errors", "run directory / error"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for p in record.pairs:
         table.add_row(escape(p.model), escape(p.probe), p.state, "" if p.items is None else str(p.items),
                       "" if p.item_errors is None else str(p.item_errors), escape(p.error or p.out))

@@ -16,13 +16,18 @@ err = Console(stderr=True)
 STUDY_HELP = "the study file (YAML: out, models, datasets, probes; see README, 'Suites')"
 
 
+def _fail(exc: SuiteError) -> None:
+    for problem in exc.problems:  # one "error:" per problem (a dataset's may span lines)
+        err.print(f"[bold red]error:[/bold red] {escape(exc.file.name)}: {escape(problem)}", soft_wrap=True,
+                  highlight=False)
+    raise typer.Exit(2)
+
+
 def _load(study: Path):
     try:
         return load_suite(study)
     except SuiteError as exc:
-        for line in str(exc).splitlines():
-            err.print(f"[bold red]error:[/bold red] {escape(line)}", soft_wrap=True, highlight=False)
-        raise typer.Exit(2)
+        _fail(exc)
 
 
 @suite_app.command("plan")
@@ -40,9 +45,7 @@ def run_command(study: Path = typer.Argument(..., help=STUDY_HELP),
     try:
         record = run_suite(suite, console, progress=progress)
     except SuiteError as exc:
-        for line in str(exc).splitlines():
-            err.print(f"[bold red]error:[/bold red] {escape(line)}", soft_wrap=True, highlight=False)
-        raise typer.Exit(2)
+        _fail(exc)
     print_outcome(record, console)
     if record.profile:
         console.print(f"profile: {record.profile}", soft_wrap=True)
