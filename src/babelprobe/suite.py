@@ -68,7 +68,8 @@ SET_ELSEWHERE = {"probe": "the probe entry's `probe`", "model": "`models`", "out
                  "overwrite": "nowhere: a re-run skips finished pairs; delete a pair's folder to run it again",
                  **{f: f"the model entry (models[].{f})" for f in MODEL_FIELDS}}
 # Config fields that do not change a run's results: a finished run that differs only in these is done.
-NOT_RESULTS = {"out", "cache", "allow_errors", "overwrite"}
+NOT_RESULTS = {"out", "cache", "allow_errors", "overwrite", "device", "api_key_env", "concurrency", "request_timeout",
+               "max_retries", "executor", "ray_address", "ray_replicas"}
 FOLDER_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
@@ -365,9 +366,11 @@ class PairStatus:
 
 
 def _differences(stored: dict[str, Any], wanted: RunOptions) -> list[str]:
+    """Fields both configs have (a field added to babelprobe later is not a difference) whose
+    values differ, except those that do not change results."""
     now = wanted.model_dump(mode="json")
-    return [f"{k}: {stored.get(k)!r} -> {now.get(k)!r}" for k in sorted(set(stored) | set(now))
-            if k not in NOT_RESULTS and stored.get(k) != now.get(k)]
+    return [f"{k}: {stored[k]!r} -> {now[k]!r}" for k in sorted(set(stored) & set(now))
+            if k not in NOT_RESULTS and stored[k] != now[k]]
 
 
 def pair_status(pair: Pair, cache: ResponseCache | None) -> PairStatus:
