@@ -138,7 +138,8 @@ def test_profile_from_stored_runs_only(runs, tmp_path):
 def memorization_run(tmp_path_factory, gemma) -> Path:
     """A real tiny memorization run at two prompt lengths (a few seconds)."""
     out = tmp_path_factory.mktemp("memorization") / "memorization"
-    run(MemorizationConfig(model=MODEL, langs=["en", "zh"], limit=2, prefix_tokens=[10, 20], suffix_tokens=5,
+    # 4000 tokens: longer than every text, scores nothing, so the profile's columns are at 20
+    run(MemorizationConfig(model=MODEL, langs=["en", "zh"], limit=2, prefix_tokens=[10, 20, 4000], suffix_tokens=5,
                            bootstrap_resamples=200, out=out, device="cpu", cache=None), backends={MODEL: gemma})
     return out
 
@@ -166,7 +167,7 @@ def test_profile_memorization_columns_from_stored_runs(runs, memorization_run, t
              "memorization RM ROUGE-L (20-token prompt)", "memorization PM (log Pr) (20-token prompt)"]
     for name in names:
         assert f'<th class="sortable" data-kind="number">{name}</th>' in page
-    assert "10-token prompt" not in page and "CKA accuracy (first-token)" in page
+    assert "10-token prompt" not in page and "4000-token" not in page and "CKA accuracy (first-token)" in page
     (columns,) = heatmap_columns
     assert names[0] in columns and names[3] not in columns and "CKA accuracy (first-token)" in columns
 

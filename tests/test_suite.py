@@ -24,6 +24,7 @@ from babelprobe.cli import app
 from babelprobe.config import CKAConfig, MemorizationConfig, OwlConfig
 from babelprobe.pipeline import run
 from babelprobe.suite import REQUESTS_FILE, SuiteError, load_suite, run_suite, statuses
+from test_resume import cached_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "bundled:gemma-3-270m"
@@ -236,16 +237,6 @@ def test_plan_and_rerun_of_a_finished_suite(finished, gemma, tmp_path):
     assert "conflict" in plan.output and "limit: 2 -> 3" in plan.output
     with pytest.raises(SuiteError, match=r"probes\[0\]: .* finished with other options: limit: 2 -> 3; delete"):
         run_suite(load_suite(path), Console(file=open(os.devnull, "w")), backends={MODEL: gemma})
-
-
-def cached_rows(path: Path) -> int:
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=1) as db:
-            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-    except sqlite3.OperationalError:  # table not created yet
-        return 0
 
 
 @pytest.mark.slow

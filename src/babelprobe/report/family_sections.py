@@ -188,11 +188,12 @@ MEMORIZATION_PROFILE = {"EM": ("EM %", 100.0, True), "BLEU": ("RM BLEU", 100.0, 
 
 
 def memorization_profile(summary: MemorizationSummary) -> list[ProfileMetric]:
-    """Per language at the longest prompt length (the one ``memorization.csv`` holds): EM, RM and
-    PM of the real suffix with their bootstrap CIs; the shuffled-suffix controls stay in the report."""
-    if not summary.by_language:
+    """Per language at the longest prompt length at which a sample was scored (the one
+    ``memorization.csv`` holds): EM, RM and PM of the real suffix with their bootstrap CIs; the
+    shuffled-suffix controls stay in the run report."""
+    longest = max((r.prefix_tokens for r in summary.by_language if r.scored), default=None)
+    if longest is None:
         return []
-    longest = max(r.prefix_tokens for r in summary.by_language)
     out = []
     for row in (r for r in summary.by_language if r.prefix_tokens == longest):
         for name, (label, scale, percent) in MEMORIZATION_PROFILE.items():
