@@ -38,7 +38,7 @@ import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
@@ -358,11 +358,13 @@ class PairStatus:
     state: State
     detail: str = ""
     fingerprint: str | None = None  # the model's cache key, where a stored file tells it
+    cached: int = 0  # partial: requests of the pair already in the cache, of `requests`
+    requests: int = 0
 
     @property
     def label(self) -> str:
         """'done', 'partial 12 of 60', 'to run', 'conflict'."""
-        return f"partial {self.detail.removesuffix(' requests cached')}" if self.state == "partial" else self.state
+        return f"partial {self.cached} of {self.requests}" if self.state == "partial" else self.state
 
 
 def _differences(stored: dict[str, Any], wanted: RunOptions) -> list[str]:
@@ -393,7 +395,8 @@ def pair_status(pair: Pair, cache: ResponseCache | None) -> PairStatus:
         except ValidationError:
             return PairStatus("to run")
         cached = cache.count_present(started.fingerprint, started.requests) if cache is not None else 0
-        return PairStatus("partial", f"{cached} of {len(started.requests)} requests cached", started.fingerprint)
+        return PairStatus("partial", f"{cached} of {len(started.requests)} requests cached", started.fingerprint,
+                          cached, len(started.requests))
     return PairStatus("to run")
 
 
@@ -403,6 +406,7 @@ def _open_cache(study: Study) -> ResponseCache | None:
 
 
 def statuses(suite: Suite) -> list[PairStatus]:
+    """Each pair's state, in ``suite.pairs`` order (reads the run folders and the cache only)."""
     cache = _open_cache(suite.study)
     try:
         return [pair_status(pair, cache) for pair in suite.pairs]
@@ -465,7 +469,9 @@ class SuiteRecord(BaseModel):
         return any(p.state == "error" or (p.item_errors and not p.allow_errors) for p in self.pairs)
 
 
-def _record_requests(out: Path):
+def _record_requests(out: Path) -> Callable[[Backend, list[Plan]], None]:
+    """``pipeline.run``'s on_plans: the pair's model and request keys, before its first request."""
+
     def record(backend: Backend, plans: list[Plan]) -> None:
         keys = sorted({request_key(r) for plan in plans for item in plan.items for r in plan.probe.requests(item)})
         store.write_json(out / REQUESTS_FILE, PairRequests(fingerprint=backend.fingerprint.key(), requests=keys))
