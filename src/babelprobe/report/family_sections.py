@@ -178,7 +178,6 @@ def _metric(name: str, language: str, s: Score) -> ProfileMetric:
                          100 * min(1.0, s.value + margin), s.n)
 
 
-
 # --- memorization ------------------------------------------------------------------------------
 
 # summary metric -> (profile name, scale, on the 0-100 scale): EM as a rate, RM (BLEU, ROUGE-L) in
