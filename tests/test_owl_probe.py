@@ -75,9 +75,11 @@ def test_prompts_follow_figures_12_to_14():
     first = " ".join(words[: len(words) // 2])
     assert f"<passage>{first}</passage>" in prefix and f"more than {len(words) - len(words) // 2} words long" in prefix
     plain = OwlProbe("name-cloze", "masked").requests(item)[0]
-    assert plain.prompt.endswith("\n\n<name>") and plain.stop == ("</name>",)
+    assert plain.prompt.endswith("\n\n<name>") and plain.stop == ("</name>", "\n")  # one-line answers: base models stop at a break
+    assert OwlProbe("direct", "none").requests(item)[0].stop == ("</output>", "\n")
+    assert OwlProbe("prefix").requests(item)[0].stop == ("</output>",)  # free text continues past line breaks
     chat = OwlProbe("direct", "none", chat=True).requests(item)[0]
-    assert chat.messages[0].content == direct and chat.prompt is None
+    assert chat.messages[0].content == direct and chat.prompt is None and chat.stop == ("</output>",)
     with pytest.raises(ValueError, match="does not apply"):
         OwlProbe("name-cloze", "none")
 

@@ -149,8 +149,8 @@ def test_lang2vec_script_on_the_path_does_not_shadow_the_package(tmp_path):
     (tmp_path / "lang2vec.py").write_text('open("data/letter_codes.json")  # what the installed script does\n')
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from babelprobe.analysis.typology import typological_similarities; "
-            "from babelprobe.report.lang_family import family_of; "
-            "print(len(typological_similarities(['en', 'de'], 'lang2vec')), family_of('de'))")
+            "from babelprobe.report.lang_family import families_of; "
+            "print(len(typological_similarities(['en', 'de'], 'lang2vec')), families_of(['de'])['de'])")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[0] == "3" and "Indo-European" in done.stdout

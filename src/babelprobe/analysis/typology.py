@@ -22,6 +22,7 @@ import sys
 import warnings
 from types import ModuleType
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, Sequence
 
 import numpy as np
@@ -76,16 +77,25 @@ def import_lang2vec() -> ModuleType:
     return l2v
 
 
-def _lang2vec(languages: Sequence[str]) -> list[TypologicalSimilarity]:
+@lru_cache(maxsize=16)
+def lang2vec_features(codes: tuple[str, ...], feature_set: str) -> dict[str, list]:
+    """``lang2vec.get_features(codes, feature_set, header=True)`` for codes it knows, kept for the
+    process: each call re-reads its compressed tables once per feature name (~3 s on 2 cores,
+    whatever the number of languages), so callers ask for all their languages at once."""
     l2v = import_lang2vec()
     known = set(l2v.available_languages())
+    present = [c for c in codes if c in known]
+    return l2v.get_features(present, feature_set, header=True) if present else {}
+
+
+def _lang2vec(languages: Sequence[str]) -> list[TypologicalSimilarity]:
     codes = {lang: iso639_3(lang) for lang in languages}
-    present = [lang for lang in languages if codes[lang] in known]
     out = []
     for name in FEATURE_SETS:
+        features = lang2vec_features(tuple(codes[lang] for lang in languages), _LANG2VEC_SETS[name])
+        present = [lang for lang in languages if codes[lang] in features]
         values = np.full((len(languages), len(languages)), np.nan)
         if present:
-            features = l2v.get_features([codes[lang] for lang in present], _LANG2VEC_SETS[name])
             vectors = np.array([[np.nan if v == "--" else float(v) for v in features[codes[lang]]] for lang in present])
             index = [languages.index(lang) for lang in present]
             values[np.ix_(index, index)] = _cosine(np.nan_to_num(vectors, nan=0.0))

@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader
 from babelprobe import store
 from babelprobe.languages import language_name, language_script
 from babelprobe.report.figures import heatmap_figure
-from babelprobe.report.lang_family import family_note, family_of
+from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
 
 
@@ -84,8 +84,9 @@ def profile_report(run_dirs: list[Path], out: Path) -> Path:
     for model, by_metric in metrics.items():
         names = list(by_metric)
         languages = sorted({lang for cells in by_metric.values() for lang in cells})
+        families = families_of(languages)
         rows = [{"language": lang, "name": language_name(lang), "script": language_script(lang) or "",
-                 "family": family_of(lang),
+                 "family": families[lang],
                  "cells": [by_metric[name].get(lang) for name in names]} for lang in languages]
         on_scale = [name for name in names if name not in off_scale]
         heat = heatmap_figure({lang: {name: c.value for name, c in zip(names, row["cells"]) if c is not None}

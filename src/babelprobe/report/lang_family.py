@@ -4,26 +4,34 @@ read offline from the installed package; '' where lang2vec or the language is mi
 from __future__ import annotations
 
 import importlib.util
-from functools import lru_cache
+from typing import Sequence
 
 import langcodes
 
-from babelprobe.analysis.typology import import_lang2vec
+from babelprobe.analysis.typology import lang2vec_features
 
 
-@lru_cache(maxsize=None)
-def family_of(code: str) -> str:
-    """'Indo-European (Germanic)': the first two family features set for the language (lang2vec
-    lists a lineage's features from the top family down)."""
+def families_of(codes: Sequence[str]) -> dict[str, str]:
+    """code -> 'Indo-European (Germanic)': the first two family features set for the language
+    (lang2vec lists a lineage's features from the top family down); '' where lang2vec or the
+    language is missing. One lang2vec read for all codes (each read costs seconds)."""
+    alpha3 = {}
+    for code in codes:
+        try:
+            alpha3[code] = langcodes.Language.get(code).to_alpha3()
+        except (LookupError, ValueError):
+            pass
     try:
-        alpha3 = langcodes.Language.get(code).to_alpha3()
-        features = import_lang2vec().get_features([alpha3], "fam", header=True)
-    except Exception:  # noqa: BLE001 - not installed, or a code lang2vec does not know: no family shown
-        return ""
-    names = [str(n).removeprefix("F_").replace("_", " ") for n, v in zip(features["CODE"], features[alpha3]) if v == 1]
-    if not names:
-        return ""
-    return names[0] + (f" ({names[1]})" if len(names) > 1 else "")
+        features = lang2vec_features(tuple(sorted(set(alpha3.values()))), "fam")
+    except Exception:  # noqa: BLE001 - lang2vec not installed or unreadable: no family shown
+        features = {}
+    out = {}
+    for code in codes:
+        values = features.get(alpha3.get(code, ""))
+        names = [str(n).removeprefix("F_").replace("_", " ") for n, v in zip(features.get("CODE", ()), values or ())
+                 if v == 1]
+        out[code] = (names[0] + (f" ({names[1]})" if len(names) > 1 else "")) if names else ""
+    return out
 
 
 def family_note() -> str:
