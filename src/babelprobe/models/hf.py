@@ -17,6 +17,7 @@ from typing import Sequence
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel
+from transformers.generation.stopping_criteria import StopStringCriteria, StoppingCriteriaList
 
 from babelprobe.models.base import (
     Fingerprint,
@@ -226,6 +227,9 @@ class TransformersBackend:
             self.pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.stats = ForwardStats()
         self._eos = self._eos_ids()
+        # stop strings -> transformers' criterion; building one reads the whole vocabulary (~2 s
+        # for Gemma's 262k tokens), which ``stop_strings=`` would redo on every generate call
+        self._stop_criteria: dict[tuple[str, ...], StopStringCriteria] = {}
         # Only the settings a request names are applied when generating: the checkpoint's own
         # generation_config.json (repetition penalty, top-k, min length...) would change "greedy"
         # answers and is replaced by one that keeps its special token ids only.
@@ -572,17 +576,15 @@ class TransformersBackend:
             for row in rows:
                 self._check_length(row)
             ids, mask, _ = self._left_pad(rows)
-            config = self._generation_config(max_tokens, temperature, stop, want_logprobs, penalty)
+            config = self._generation_config(max_tokens, temperature, want_logprobs, penalty)
             ctx = contextlib.nullcontext()
             if config.do_sample:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
             with ctx:
                 if config.do_sample:
                     torch.manual_seed(seed)
-                out = self.model.generate(
-                    input_ids=ids, attention_mask=mask, generation_config=config,
-                    **({"tokenizer": self.tokenizer} if stop else {}),
-                )
+                out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
+                                          stopping_criteria=self._stopping(stop))
             self.stats.forward_calls += 1
             self.stats.sequences += len(rows)
             new = out.sequences[:, ids.shape[1] :]
@@ -606,21 +608,29 @@ class TransformersBackend:
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
 
+    def _stopping(self, stop: tuple[str, ...]) -> StoppingCriteriaList:
+        """A sequence that produced a stop string stops (the rest of the batch goes on); the text
+        is cut at the stop string by the caller. One criterion per set of stop strings, built once."""
+        stop = tuple(s for s in stop if s)
+        if not stop:
+            return StoppingCriteriaList()
+        if stop not in self._stop_criteria:
+            self._stop_criteria[stop] = StopStringCriteria(self.tokenizer, list(stop))
+        return StoppingCriteriaList([self._stop_criteria[stop]])
+
     def _generation_config(
-        self, max_tokens: int, temperature: float, stop: tuple[str, ...], want_logprobs: bool,
-        repetition_penalty: float | None = None,
+        self, max_tokens: int, temperature: float, want_logprobs: bool, repetition_penalty: float | None = None,
     ) -> GenerationConfig:
         """Every setting that shapes the output, explicit: greedy, or plain sampling at the
         request's temperature (no top-k/top-p truncation); no minimum length; no repetition
-        penalty unless the request asks for one (Generate.repetition_penalty).
-        A sequence that produced a stop string stops (the rest of the batch goes on); the text is
-        cut at the stop string by the caller."""
+        penalty unless the request asks for one (Generate.repetition_penalty). Stop strings:
+        ``_stopping``."""
         sampling = temperature > 0
         return GenerationConfig(
             max_new_tokens=max_tokens, min_new_tokens=0, do_sample=sampling, num_beams=1,
             repetition_penalty=repetition_penalty or 1.0,
             temperature=temperature if sampling else 1.0, top_k=0 if sampling else None, top_p=1.0,
-            eos_token_id=self._eos, pad_token_id=self.pad_id, stop_strings=list(stop) or None,
+            eos_token_id=self._eos, pad_token_id=self.pad_id,
             return_dict_in_generate=True, output_logits=want_logprobs,
         )
 
