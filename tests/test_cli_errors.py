@@ -154,6 +154,12 @@ def test_bad_flag_values(tmp_path, probe, args, expected):
     assert not (tmp_path / "run").exists()
 
 
+def test_cache_off_is_not_taken_as_a_file_name(tmp_path):
+    refused(["run", "similarity", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "off")],
+            "off is taken as a cache file name; to run without the cache, pass --no-cache")
+    assert not (tmp_path / "off").exists() and not (tmp_path / "run").exists()
+
+
 def test_perturbation_that_applies_to_no_task(tmp_path):
     refused(run_args("owl", tmp_path, "--tasks", "prefix", "--perturbations", "masked"),
             "--perturbations masked: none applies to --tasks prefix (prefix: none)")

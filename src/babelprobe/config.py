@@ -83,6 +83,14 @@ class RunOptions(BaseModel):
 
     _comma_lists = field_validator("langs", mode="before")(comma_list)
 
+    @field_validator("cache")
+    @classmethod
+    def _cache_is_a_file(cls, value: Path | None) -> Path | None:
+        # `--cache off` would otherwise create an SQLite file named "off" and use it as the cache
+        if value is not None and value.name.lower() in ("off", "none", "no", "false", "0") and not value.exists():
+            raise ValueError(f"{value} is taken as a cache file name; to run without the cache, pass --no-cache")
+        return value
+
     def load_options(self) -> LoadOptions:
         return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length, base_url=self.base_url,
                            api_key_env=self.api_key_env, concurrency=self.concurrency, timeout=self.request_timeout,
