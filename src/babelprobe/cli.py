@@ -23,6 +23,7 @@ from babelprobe.data.validation import DatasetError
 from babelprobe.families import all_families, family_names, get_family
 from babelprobe.families.base import Family
 from babelprobe.graph_cli import graph_app
+from babelprobe.models.base import Backend
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
 from babelprobe.suite_cli import suite_app
 
@@ -58,12 +59,13 @@ def _out_dir(out: Path) -> None:
         _unwritable(out, exc)
 
 
-def _execute(family: Family, config: RunOptions) -> int:
-    """Run, print the summary; return the exit code (1 when items errored without --allow-errors)."""
+def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | None = None) -> int:
+    """Run, print the summary; return the exit code (1 when items errored without --allow-errors).
+    ``backends``: loaded models to reuse (and to keep the ones this run loads)."""
     from babelprobe.pipeline import run
 
     try:
-        outcome = run(config, progress=True)
+        outcome = run(config, backends=backends, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     family.print_summary(outcome.summary, outcome.manifest, console)
@@ -334,11 +336,12 @@ def demo(
     from babelprobe.report.html import write_demo_reports
 
     code, stages = 0, []
+    loaded: dict[str, Backend] = {}  # each model loads once for the whole demo
     for family in all_families():
         for demo_run in family.demo(out, model, device):
             console.rule(demo_run.title)
             started = time.perf_counter()
-            code = max(code, _execute(family, demo_run.config))
+            code = max(code, _execute(family, demo_run.config, loaded))
             stages.append((demo_run.title.split(":")[0], time.perf_counter() - started))
     started = time.perf_counter()
     _graph_demo(out / "similarity", out / "memorization", out / "graph")
@@ -347,7 +350,7 @@ def demo(
     for path in write_demo_reports(out):
         console.print(f"html: {path}")
     stages.append(("html reports", time.perf_counter() - started))
-    table = Table(title="demo stage times (model loading and conversion included)")
+    table = Table(title="demo stage times (a model's loading and conversion count in the first stage that uses it)")
     table.add_column("stage")
     table.add_column("seconds", justify="right")
     for stage, seconds in stages + [("total", sum(s for _, s in stages))]:

@@ -126,6 +126,8 @@ class EclekticConfig(RunOptions):
                                      "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = option(8, "requests per generation batch", ge=1)
+    # judge prompts carry the context: long and of uneven length, so small batches pad less
+    judge_batch_size: int = option(8, "judge requests per generation batch", ge=1)
     figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
 
     _comma_lists = field_validator("langs", "settings", mode="before")(comma_list)

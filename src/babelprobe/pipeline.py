@@ -138,7 +138,8 @@ def executor_for(config: RunOptions, backend: Backend) -> Iterator[Executor | No
 def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress: bool = False,
         on_plans: Callable[[Backend, list[Plan]], None] | None = None) -> RunOutcome:
     """Run ``config.probe``'s family. ``backends`` maps model specs to loaded backends a caller
-    wants reused (tests, notebooks, suites); any other spec the run needs is loaded here.
+    wants reused (tests, notebooks, suites, the demo); any other spec the run needs is loaded
+    here and added to it, so that the caller's next run reuses it too.
     ``on_plans`` sees the plans before any of their requests is sent (a suite records them to
     tell a half-finished run's progress)."""
     family = get_family(config.probe)
@@ -149,7 +150,7 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
         check_model_spec(spec)
     prepare_out(config)
     t_load = time.perf_counter()
-    loaded = dict(backends or {})
+    loaded = backends if backends is not None else {}
     for spec in specs:
         if spec not in loaded:
             loaded[spec] = load_model(spec, config)
@@ -176,8 +177,9 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
         if stage is not None:
             t_stage = time.perf_counter()
             if stage_backends:
+                stage_batch = stage.batch_size(config) if stage.batch_size else config.batch_size
                 pairs = stage.run(config, pairs, stage_backends,
-                                  lambda b: Runner(b, cache=cache, batch_size=config.batch_size, progress=progress))
+                                  lambda b: Runner(b, cache=cache, batch_size=stage_batch, progress=progress))
             timings[stage.name] = time.perf_counter() - t_stage
     records = [record for _, record in pairs]
     timings["total"] = time.perf_counter() - t_start

@@ -72,12 +72,14 @@ class SecondStage(Generic[Config]):
     """Models that rule on the first stage's records (ECLeKTiC's judges).
 
     ``models(config)`` names them (model specs; the pipeline loads each once), ``run`` returns
-    the pairs with updated records. Its time goes into the manifest under ``name``."""
+    the pairs with updated records; its requests go in batches of ``batch_size(config)`` (default:
+    the run's ``batch_size``). Its time goes into the manifest under ``name``."""
 
     name: str
     models: Callable[[Config], list[str]]
     run: Callable[[Config, Pairs, list["Backend"], Callable[["Backend"], "Runner"]], Pairs]
     request_kinds: frozenset[str] = field(default_factory=frozenset)
+    batch_size: Callable[[Config], int] | None = None
 
 
 class Family(Generic[Config]):

@@ -49,7 +49,7 @@ class EclekticFamily(Family[EclekticConfig]):
     datasets = (BundledDataset("eclektic-demo", DEMO_ECLEKTIC, "30 illustrative questions written for babelprobe: "
                                "6 questions x en, de, ru, ja, zh"),)
     second_stage = SecondStage(name="judge", models=lambda config: list(config.judges), run=judge,
-                               request_kinds=frozenset({"generate"}))
+                               request_kinds=frozenset({"generate"}), batch_size=lambda config: config.judge_batch_size)
 
     def load(self, config: EclekticConfig) -> list[EclekticRow]:
         rows = load_eclektic(config.data, config.columns, need_context="open-book" in config.settings,
@@ -92,8 +92,11 @@ class EclekticFamily(Family[EclekticConfig]):
         return eclektic_profile(summary, items)
 
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
+        # one generation batch per setting: a batch runs until its longest answer ends, so fewer
+        # batches mean fewer steps (the answers are the same as with the default 8 on this set)
         config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
-                                judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True)
+                                judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True,
+                                batch_size=32)
         return [DemoRun("eclektic: closed-book and source-language-name hint, judge " + DEMO_JUDGE, config)]
 
 
