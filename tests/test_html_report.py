@@ -16,11 +16,13 @@ from typer.testing import CliRunner
 from babelprobe import store
 from babelprobe.analysis.owl import Cell
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig
+from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig, SimilarityConfig
 from babelprobe.pipeline import read_run, run
 from babelprobe.probes.cka import CKARecord
 from babelprobe.probes.eclektic import EclekticRecord
+from babelprobe.probes.memorization import MemorizationRecord
 from babelprobe.probes.owl import OwlRecord
+from babelprobe.probes.similarity import SentenceEmbedding
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure
 from babelprobe.report.html import profile_report, run_report, write_demo_reports
 from babelprobe.report.relations import relation_label
@@ -34,6 +36,8 @@ POISON = {  # dataset fields and model outputs of each family's items.parquet
     "cka": (CKARecord, ["subject", "stems", "true", "false", "relation"]),
     "owl": (OwlRecord, ["prompt", "output", "name", "gold_names", "gold_author", "book_id"]),
     "eclektic": (EclekticRecord, ["question", "answer", "prompt", "prediction", "setting"]),
+    "memorization": (MemorizationRecord, ["sample_id", "origin", "prefix_text", "suffix_text", "generated_text"]),
+    "similarity": (SentenceEmbedding, ["text"]),
 }
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium binary (Debian: apt-get install "
@@ -50,6 +54,11 @@ def runs(tmp_path_factory, gemma) -> dict[str, Path]:
                          out=root / "owl", device="cpu", langs=["en", "de"], figures=False),
         "eclektic": EclekticConfig(model=MODEL, limit=1, max_tokens=6, out=root / "eclektic", device="cpu",
                                    figures=False),
+        "memorization": MemorizationConfig(model=MODEL, langs=["en", "de"], limit=2, prefix_tokens=[10],
+                                           suffix_tokens=5, bootstrap_resamples=200, out=root / "memorization",
+                                           device="cpu"),
+        "similarity": SimilarityConfig(model=MODEL, langs=["en", "de", "ru"], limit=2, layers=[0, -1],
+                                       typology="none", out=root / "similarity", device="cpu", figures=False),
     }
     for config in configs.values():
         run(config, backends={MODEL: gemma})
@@ -99,7 +108,7 @@ def non_blank_screenshot(html_file: Path, png: Path) -> float:
 
 @pytest.mark.slow
 @needs_browser
-@pytest.mark.parametrize("family", ["cka", "owl", "eclektic"])
+@pytest.mark.parametrize("family", list(POISON))
 def test_run_report_escapes_untrusted_text_in_chromium(runs, tmp_path, family):
     run_dir = poisoned(runs[family], tmp_path / family)
     page = run_report(run_dir)
@@ -108,7 +117,7 @@ def test_run_report_escapes_untrusted_text_in_chromium(runs, tmp_path, family):
     assert "http://" not in raw and "https://" not in raw  # nothing loads from the network
     dom = assert_inert(page, f"babelprobe report: {family} on {MODEL}")
     assert dom.count("data:image/svg+xml;base64,") >= 1  # figures inline
-    assert "items" in dom and "verdict" in dom
+    assert "items" in dom and ("verdict" in dom or family == "similarity")  # hidden states have no verdict
 
 
 @pytest.mark.slow
@@ -184,7 +193,7 @@ def test_cli_report_html_and_demo_reports(runs, tmp_path):
     for name, run_dir in runs.items():
         shutil.copytree(run_dir, demo_root / name)
     paths = write_demo_reports(demo_root)
-    assert [p.name for p in paths] == ["report.html"] * 3 + ["profile.html"]
+    assert [p.name for p in paths] == ["report.html"] * len(runs) + ["profile.html"]
 
 
 def test_accuracy_axes_span_0_to_100_even_when_all_zero():

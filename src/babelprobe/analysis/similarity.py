@@ -6,6 +6,8 @@ Everything here is computed from the stored items (one pooled vector per sentenc
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +52,15 @@ class LayerSimilarity(BaseModel):
 
     def as_matrix(self) -> SimilarityMatrix:
         return SimilarityMatrix(tuple(self.languages), np.array(self.matrix))
+
+
+def neighbours(layer: LayerSimilarity) -> dict[str, list[tuple[str, float]]]:
+    """Each language's other languages, most similar first (undefined similarities left out)."""
+    out = {}
+    for i, (lang, row) in enumerate(zip(layer.languages, layer.matrix)):
+        others = [(other, v) for j, (other, v) in enumerate(zip(layer.languages, row)) if j != i and not math.isnan(v)]
+        out[lang] = sorted(others, key=lambda pair: -pair[1])
+    return out
 
 
 class SimilaritySummary(BaseModel):

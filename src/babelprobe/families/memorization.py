@@ -177,27 +177,9 @@ class MemorizationFamily(Family[MemorizationConfig]):
         print_memorization_summary(summary, manifest, console)
 
     def html_sections(self, summary, items: pd.DataFrame, manifest) -> list:
-        """Table 4 (per prompt length) and the per-language table, each cell 'real / control'."""
-        from babelprobe.report.sections import Section, Table
+        from babelprobe.report.family_sections import memorization_sections
 
-        def cell(row, name: str, scale: float) -> str:
-            pair = row.metrics.get(name)
-            if pair is None:
-                return "-"
-            control = f" / {scale * pair.control.value:.2f}" if pair.control is not None else ""
-            return f"{scale * pair.real.value:.2f} ({scale * pair.real.ci_low:.2f}-{scale * pair.real.ci_high:.2f}){control}"
-
-        metrics = [("EM %", "EM", 100.0), ("BLEU", "BLEU", 100.0), ("ROUGE-L", "ROUGE-L", 100.0), ("PM", "PM", 1.0),
-                   ("PM per token", "PM-mean", 1.0), ("Min-K%", "Min-K", 1.0)]
-        metrics = [m for m in metrics if any(m[1] in r.metrics for r in summary.overall)]
-        columns = ["prompt tokens", "scored", "too short", "errors", *(m[0] for m in metrics)]
-        tables = [Table("by prompt length: real (95% CI) / control (suffix word-shuffled)", columns,
-                        [[str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors),
-                          *(cell(r, n, k) for _, n, k in metrics)] for r in summary.overall]),
-                  Table("by language", ["language", *columns],
-                        [[r.language, str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors),
-                          *(cell(r, n, k) for _, n, k in metrics)] for r in summary.by_language])]
-        return [Section("Memorization (Shared Path §3, Table 4)", tables=tables)]
+        return memorization_sections(summary, items)
 
     def profile_metrics(self, summary, items: pd.DataFrame) -> list:
         from babelprobe.report.family_sections import memorization_profile

@@ -92,6 +92,11 @@ class SimilarityFamily(Family[SimilarityConfig]):
                                            f"model vs {summary.typology_source} similarity"))
         return paths
 
+    def html_sections(self, summary, items, manifest):
+        from babelprobe.report.family_sections import similarity_sections
+
+        return similarity_sections(summary, items)
+
     def print_summary(self, summary, manifest, console) -> None:
         from babelprobe.report.terminal import print_similarity_summary
 

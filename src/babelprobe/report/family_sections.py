@@ -1,6 +1,6 @@
-"""The HTML report sections and language-profile metrics of CKA, OWL and ECLeKTiC (and the
-profile metrics of memorization), built from a run's summary and stored items only (the bodies of
-their ``Family.html_sections`` and ``Family.profile_metrics``)."""
+"""The HTML report sections and language-profile metrics of CKA, OWL and ECLeKTiC (the profile
+metrics of memorization, the sections of language similarity), built from a run's summary and
+stored items only (the bodies of their ``Family.html_sections`` and ``Family.profile_metrics``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pandas as pd
 
 from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score, by_language
-from babelprobe.analysis.memorization import MemorizationSummary
+from babelprobe.analysis.memorization import MemorizationSummary, MetricCell
 from babelprobe.analysis.owl import Cell, OwlSummary, error_category
+from babelprobe.analysis.similarity import SimilaritySummary, neighbours
 from babelprobe.report import figures as figs
 from babelprobe.report.relations import relation_label
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table, figure, pct, text
@@ -203,3 +204,95 @@ def memorization_profile(summary: MemorizationSummary) -> list[ProfileMetric]:
                                          scale * real.value, scale * real.ci_low, scale * real.ci_high, real.n,
                                          percent=percent))
     return out
+
+
+def memorization_sections(summary: MemorizationSummary, items: pd.DataFrame) -> list[Section]:
+    """Table 4 (per prompt length) and the per-language table, each cell 'real (95% CI) /
+    control'; RM by language with its control at the longest prompt length that scored; every
+    sample with its prompt, the model's continuation and the true suffix."""
+
+    def cell(row, name: str, scale: float) -> str:
+        pair = row.metrics.get(name)
+        if pair is None:
+            return "-"
+        control = f" / {scale * pair.control.value:.2f}" if pair.control is not None else ""
+        return f"{scale * pair.real.value:.2f} ({scale * pair.real.ci_low:.2f}-{scale * pair.real.ci_high:.2f}){control}"
+
+    metrics = [("EM %", "EM", 100.0), ("BLEU", "BLEU", 100.0), ("ROUGE-L", "ROUGE-L", 100.0), ("PM", "PM", 1.0),
+               ("PM per token", "PM-mean", 1.0), ("Min-K%", "Min-K", 1.0)]
+    metrics = [m for m in metrics if any(m[1] in r.metrics for r in summary.overall)]
+    columns = ["prompt tokens", "scored", "too short", "errors", *(m[0] for m in metrics)]
+    tables = [Table("by prompt length: real (95% CI) / control (suffix word-shuffled)", columns,
+                    [[str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors),
+                      *(cell(r, n, k) for _, n, k in metrics)] for r in summary.overall]),
+              Table("by language", ["language", *columns],
+                    [[r.language, str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors),
+                      *(cell(r, n, k) for _, n, k in metrics)] for r in summary.by_language])]
+    figures = []
+    longest = max((r.prefix_tokens for r in summary.by_language if r.scored), default=None)
+    rows = [r for r in summary.by_language if r.prefix_tokens == longest and "ROUGE-L" in r.metrics]
+    if rows:
+        def bar(r, pair: MetricCell | None) -> Cell:
+            return Cell(group=r.language, n=pair.n if pair else 0, errors=0, value=pair.value if pair else 0.0,
+                        ci_low=pair.ci_low if pair else 0.0, ci_high=pair.ci_high if pair else 0.0)
+
+        series = {"real suffix": [bar(r, r.metrics["ROUGE-L"].real) for r in rows],
+                  "control (shuffled)": [bar(r, r.metrics["ROUGE-L"].control) for r in rows]}
+        figures.append(figure(figs.grouped_bars_figure(series, [r.language for r in rows],
+                                                       f"RM (ROUGE-L) by language, {longest}-token prompt",
+                                                       "ROUGE-L x 100", 100.0)))
+    samples = []
+    for r in items.itertuples(index=False):
+        if r.status != "scored":
+            verdict = f"error: {r.error}" if r.status == "error" else r.status.replace("_", " ")
+        else:
+            verdict = (f"EM {'yes' if r.exact_match else 'no'}; ROUGE-L {100 * r.rouge_l:.1f}; PM {r.pm:.1f}"
+                       + (f" (control {r.control_pm:.1f})" if r.control_pm is not None and r.control_pm == r.control_pm
+                          else ""))
+        samples.append([r.language, str(r.sample_id), str(r.prefix_tokens), text(r.prefix_text),
+                        text(r.generated_text), text(r.suffix_text), verdict])
+    table = ItemTable(["language", "sample", "prompt tokens", "prompt", "model output", "gold (true suffix)",
+                       "verdict"], samples, filters=["language", "prompt tokens"])
+    return [Section("Memorization (Shared Path §3, Table 4)", tables=tables, figures=figures),
+            Section("items", ["every sample at every prompt length: the prompt, the model's greedy continuation "
+                              "and the true suffix"], items=table)]
+
+
+# --- language similarity -----------------------------------------------------------------------
+
+def similarity_sections(summary: SimilaritySummary, items: pd.DataFrame) -> list[Section]:
+    """Shared Path §4.1 / App. B.4: the final layer's matrix (heatmap) with each language's
+    nearest and farthest languages, the typology correlation per layer (Figs. 5-8), and the
+    parallel sentences that were encoded."""
+    from babelprobe.report.graph_figures import similarity_heatmap_figure, typology_by_layer_figure
+
+    final = summary.layer()
+    near = neighbours(final)
+    nearest = Table(f"layer {final.layer}: each language's most and least similar languages (cosine in the "
+                    f"language-specific subspace, rank {summary.rank})",
+                    ["language", "sentences", "most similar", "least similar"],
+                    [[lang, str(summary.n_sentences.get(lang, 0)), ", ".join(f"{o} {v:.2f}" for o, v in others[:3]),
+                      ", ".join(f"{o} {v:.2f}" for o, v in others[-2:])] for lang, others in near.items()])
+    figures = [figure(similarity_heatmap_figure(final.as_matrix(), f"layer {final.layer}, rank {summary.rank}"))]
+    tables = [nearest]
+    if summary.typology:
+        features = sorted({t.features for t in summary.typology})
+        cells = {(t.layer, t.features): t for t in summary.typology}
+        tables.append(Table(f"Pearson r with {summary.typology_source} similarity over language pairs, per layer",
+                            ["layer", *features],
+                            [[str(layer), *("-" if cells[layer, f].pearson_r is None else
+                                            f"{cells[layer, f].pearson_r:+.2f} (pairs {cells[layer, f].n_pairs})"
+                                            for f in features)] for layer in summary.layers]))
+        if len(summary.layers) > 1:
+            figures.append(figure(typology_by_layer_figure([t.model_dump() for t in summary.typology],
+                                                           f"model vs {summary.typology_source} similarity")))
+    paragraphs = [f"{len(summary.languages)} languages, {sum(summary.n_sentences.values())} sentences, "
+                  f"layers {', '.join(map(str, summary.layers))}"]
+    unknown = {k: v for k, v in summary.typology_unknown_languages.items() if v}
+    if unknown:
+        paragraphs.append("not in " + summary.typology_source + ": " +
+                          "; ".join(f"{k}: {', '.join(v)}" for k, v in unknown.items()))
+    rows = [[str(r.id), r.language, r.text, f"error: {r.error}" if r.error else ""] for r in items.itertuples(index=False)]
+    table = ItemTable(["id", "language", "sentence", "error"], rows, filters=["language"])
+    return [Section("Language similarity (Shared Path §4.1, App. B.4)", paragraphs, tables, figures),
+            Section("items", ["every parallel sentence whose hidden states were pooled"], items=table)]

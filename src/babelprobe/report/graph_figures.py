@@ -27,6 +27,10 @@ def _save(fig, path: Path) -> Path:
 
 
 def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> Path:
+    return _save(similarity_heatmap_figure(similarity, title), path)
+
+
+def similarity_heatmap_figure(similarity: SimilarityMatrix, title: str):
     n = len(similarity.languages)
     fig, ax = plt.subplots(figsize=(1.5 + 0.42 * n, 1.0 + 0.4 * n))
     image = ax.imshow(similarity.values, cmap="RdBu_r", vmin=-1, vmax=1)
@@ -34,10 +38,15 @@ def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> 
     ax.set_yticks(range(n), similarity.languages, fontsize=7)
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.046)
-    return _save(fig, path)
+    fig.tight_layout()
+    return fig
 
 
 def typology_by_layer(rows: Sequence[dict], path: Path, title: str) -> Path:
+    return _save(typology_by_layer_figure(rows, title), path)
+
+
+def typology_by_layer_figure(rows: Sequence[dict], title: str):
     """Pearson r of model similarity vs typological similarity, one line per feature set."""
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for feature in sorted({r["features"] for r in rows}):
@@ -49,7 +58,8 @@ def typology_by_layer(rows: Sequence[dict], path: Path, title: str) -> Path:
     ax.set_ylabel("Pearson r over language pairs")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    fig.tight_layout()
+    return fig
 
 
 def draw_graphs(similarity: SimilarityMatrix, thetas: Sequence[float], path: Path) -> Path:

@@ -11,7 +11,7 @@ from babelprobe.analysis.cka import CKASummary, GroupAccuracy
 from babelprobe.analysis.eclektic import EclekticSummary, Score
 from babelprobe.analysis.memorization import Correlation, MemorizationSummary, MetricPair
 from babelprobe.analysis.owl import Delta, OwlSummary
-from babelprobe.analysis.similarity import SimilaritySummary
+from babelprobe.analysis.similarity import SimilaritySummary, neighbours
 from babelprobe.report.relations import relation_label
 from babelprobe.store import Manifest
 
@@ -164,11 +164,9 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     else:
         table.add_column("most similar")
         table.add_column("least similar")
-        for i, (lang, row) in enumerate(zip(final.languages, final.matrix)):
-            others = sorted(((v, other) for j, (other, v) in enumerate(zip(final.languages, row))
-                             if j != i and v == v), reverse=True)  # v == v: NaN left out
-            table.add_row(lang, " ".join(f"{o} {v:.2f}" for v, o in others[:3]),
-                          " ".join(f"{o} {v:.2f}" for v, o in others[-2:]))
+        for lang, others in neighbours(final).items():
+            table.add_row(lang, " ".join(f"{o} {v:.2f}" for o, v in others[:3]),
+                          " ".join(f"{o} {v:.2f}" for o, v in others[-2:]))
     console.print(table)
     if summary.typology:
         features = sorted({t.features for t in summary.typology})
