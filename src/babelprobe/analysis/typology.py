@@ -20,9 +20,9 @@ import math
 import os
 import sys
 import warnings
-from types import ModuleType
 from dataclasses import dataclass
 from functools import lru_cache
+from types import ModuleType
 from typing import Literal, Sequence
 
 import numpy as np
