@@ -6,16 +6,18 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from babelprobe.analysis.graph import GraphCorrelation, GraphNodes, correlate, sweep, sweep_rows
 from babelprobe.data.signals import read_memorization, read_similarity, read_tokens
 from babelprobe.data.validation import DatasetError
+
+if TYPE_CHECKING:  # analysis.graph imports scipy.stats (~0.8 s): only the graph commands load it
+    from babelprobe.analysis.graph import GraphCorrelation, GraphNodes
 
 graph_app = typer.Typer(help="Graph-based correlation of memorization and data volume over a language-similarity "
                              "graph (no model needed).", no_args_is_help=True)
@@ -118,6 +120,8 @@ def correlate_command(
     figures: bool = typer.Option(True, "--figures/--no-figures", help="draw the graph at θ (graph.png)"),
 ) -> None:
     """Pearson r, ρ_G and cross-topology r of each metric vs tokens at one θ (Table 1; Tables 6-11)."""
+    from babelprobe.analysis.graph import correlate
+
     _theta(theta)
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     try:
@@ -150,6 +154,8 @@ def sweep_command(
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write sweep.png (Fig. 4)"),
 ) -> None:
     """One row per θ: #subgraph, #single point, intra ρ_G and cross r per metric (Tables 6-11, Fig. 4)."""
+    from babelprobe.analysis.graph import sweep, sweep_rows
+
     try:
         values = parse_thetas(thetas)
     except ValueError as exc:
