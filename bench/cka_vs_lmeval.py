@@ -34,10 +34,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from babelprobe.data.cka import load_cka_facts  # noqa: E402
-from babelprobe.metrics.cka import cka_known  # noqa: E402
+from babelprobe.families.cka.data import load_cka_facts  # noqa: E402
+from babelprobe.families.cka.metrics import cka_known  # noqa: E402
 from babelprobe.models import load_backend, resolve  # noqa: E402
-from babelprobe.probes.cka import CKAProbe, continuation  # noqa: E402
+from babelprobe.families.cka.probe import CKAProbe, continuation  # noqa: E402
 from babelprobe.runner import Runner, run_probe  # noqa: E402
 
 

@@ -19,9 +19,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from babelprobe.data.owl import load_owl  # noqa: E402
+from babelprobe.families.owl.data import load_owl  # noqa: E402
 from babelprobe.models import load_backend  # noqa: E402
-from babelprobe.probes.owl import OwlProbe  # noqa: E402
+from babelprobe.families.owl.probe import OwlProbe  # noqa: E402
 from babelprobe.runner import Runner, run_probe  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "owl_demo.jsonl"

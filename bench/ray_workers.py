@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pandas as pd  # noqa: E402
 import ray  # noqa: E402
 
-from babelprobe.config import CKAConfig  # noqa: E402
+from babelprobe.families.cka.config import CKAConfig  # noqa: E402
 from babelprobe.models import load_backend  # noqa: E402
 from babelprobe.pipeline import run  # noqa: E402
 

@@ -34,7 +34,7 @@ def release_dir(tmp_path_factory) -> Path:
     fresh clone, without ../shared)."""
     import pandas as pd
 
-    from babelprobe.config import DEMO_CKA
+    from babelprobe.families.cka.config import DEMO_CKA
 
     rows = pd.read_json(DEMO_CKA, lines=True)
     out = tmp_path_factory.mktemp("polyglot-or-not")

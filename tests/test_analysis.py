@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from babelprobe.analysis.bootstrap import bootstrap_ci
-from babelprobe.analysis.cka import summarise_cka
+from babelprobe.families.cka.analysis import summarise_cka
 
 
 def test_bootstrap_known_cases():

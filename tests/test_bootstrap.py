@@ -12,8 +12,8 @@ import pytest
 from packaging.requirements import Requirement
 
 from babelprobe.analysis.bootstrap import bootstrap_ci
-from babelprobe.analysis.cka import summarise_cka
-from babelprobe.analysis.owl import summarise_owl
+from babelprobe.families.cka.analysis import summarise_cka
+from babelprobe.families.owl.analysis import summarise_owl
 
 ROOT = Path(__file__).resolve().parents[1]
 

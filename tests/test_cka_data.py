@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from babelprobe.data.cka import load_cka_facts
+from babelprobe.families.cka.data import load_cka_facts
 from babelprobe.data.validation import DatasetError
 
 

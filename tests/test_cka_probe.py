@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from babelprobe.data.cka import CKAFact, load_cka_facts
+from babelprobe.families.cka.data import CKAFact, load_cka_facts
 from babelprobe.models.base import LogLikelihood, LogLikelihoodResult, NextToken, NextTokenResult
-from babelprobe.probes.cka import CKAProbe
+from babelprobe.families.cka.probe import CKAProbe
 from babelprobe.runner import Runner, run_probe
 
 

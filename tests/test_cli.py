@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from babelprobe.cli import DEMO_CKA, app
+from babelprobe.cli import app
+from babelprobe.families.cka.config import DEMO_CKA
 
 cli = CliRunner()
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.data.corpus import (
+from babelprobe.families.memorization.corpus import (
     FilterSettings,
     ShuffleBuffer,
     contains_url,

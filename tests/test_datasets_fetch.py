@@ -17,11 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.data.cka import load_cka_facts
-from babelprobe.data.eclektic import load_eclektic
-from babelprobe.data.fetch import RELEASES, FetchError, fetch_dataset, hash_release_files
-from babelprobe.data.owl import load_owl
-from babelprobe.data.releases import POLYGLOT_COLUMNS
+from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.families.eclektic.data import load_eclektic
+from babelprobe.data.fetch import FetchError, fetch_dataset, hash_release_files, releases
+from babelprobe.families.owl.data import load_owl
+from babelprobe.families.cka.release import POLYGLOT_COLUMNS
 from babelprobe.data.validation import DatasetError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
@@ -102,14 +102,14 @@ def test_owl_release_books_convert_with_the_repository_metadata(tmp_path):
     assert "2 books" in validated("owl", out / "owl.jsonl")
 
 
-@pytest.mark.parametrize("name", sorted(RELEASES))
+@pytest.mark.parametrize("name", sorted(releases()))
 def test_offline_fetch_says_what_to_download_from_where_and_where_to_put_it(name, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "data" / name
     with pytest.raises(FetchError) as caught:
         fetch_dataset(name, out)
     message = str(caught.value)
-    release = RELEASES[name]
+    release = releases()[name]
     folder = tmp_path / "data" / f"{name}-release"
     for piece in (release.home, f"put them in {folder}", f"--source {folder}", f"--out {out}"):
         assert piece in message, message

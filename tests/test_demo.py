@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from babelprobe.families import all_families
+
 STAGES = ("cka, first-token mode", "cka, full mode", "owl", "eclektic", "memorization", "similarity", "graph",
           "html reports", "total")
 
@@ -27,14 +29,16 @@ def test_demo_runs_every_stage_and_writes_its_reports(tmp_path):
                           timeout=1500, env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "error:" not in done.stdout + done.stderr
-    for run in ("cka-first-token", "cka-full", "owl", "eclektic", "memorization", "similarity"):
+    runs = [d.config.out.name for f in all_families() for d in f.demo(out, "bundled:gemma-3-270m", "cpu")]
+    assert len(runs) >= 6
+    for run in runs:
         manifest = json.loads((out / run / "manifest.json").read_text())
         assert manifest["errors"] == 0 and manifest["items"] > 0, run
     graph = json.loads((out / "graph" / "theta-0.5" / "graph.json").read_text())
     assert graph["theta"] == 0.5 and graph["n_edges"] > 0 and graph["metrics"]
     assert (out / "graph" / "sweep" / "sweep.csv").is_file()
     html = [Path(line.removeprefix("html: ").strip()) for line in done.stdout.splitlines() if line.startswith("html: ")]
-    assert out / "profile.html" in html and len(html) == 7  # six run reports and the profile page
+    assert out / "profile.html" in html and len(html) == len(runs) + 1  # a report per run and the profile page
     assert all(path.is_file() and path.stat().st_size > 10_000 for path in html)
     stage_lines = [line for line in done.stdout.splitlines() if any(f"│ {stage} " in line for stage in STAGES)]
     assert len(stage_lines) == len(STAGES)

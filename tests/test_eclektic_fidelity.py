@@ -12,14 +12,15 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from babelprobe.analysis.eclektic import pair_table, summarise_eclektic, transfer_scores
-from babelprobe.cli import DEMO_ECLEKTIC, app
-from babelprobe.config import EclekticConfig
-from babelprobe.data.eclektic import load_eclektic
+from babelprobe.families.eclektic.analysis import pair_table, summarise_eclektic, transfer_scores
+from babelprobe.cli import app
+from babelprobe.families.eclektic.config import DEMO_ECLEKTIC
+from babelprobe.families.eclektic.config import EclekticConfig
+from babelprobe.families.eclektic.data import load_eclektic
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.base import GenerateResult
-from babelprobe.probes.eclektic import EclekticProbe, judge_request
-from babelprobe.report.terminal import print_eclektic_summary
+from babelprobe.families.eclektic.probe import EclekticProbe, judge_request
+from babelprobe.families.eclektic.report import print_eclektic_summary
 
 SMOLLM2 = "bundled:smollm2-135m-instruct"
 cli = CliRunner()

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from babelprobe.analysis.eclektic import language_matrices, pair_table, summarise_setting, transfer_scores
-from babelprobe.metrics.eclektic import parse_judge, word_recall, words_of
+from babelprobe.families.eclektic.analysis import language_matrices, pair_table, summarise_setting, transfer_scores
+from babelprobe.families.eclektic.metrics import parse_judge, word_recall, words_of
 
 
 def test_word_recall_latin_normalized_vs_compat():

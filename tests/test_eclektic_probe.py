@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from babelprobe.cli import DEMO_ECLEKTIC, app
-from babelprobe.config import EclekticConfig
-from babelprobe.data.eclektic import ColumnMap, load_eclektic
+from babelprobe.cli import app
+from babelprobe.families.eclektic.config import DEMO_ECLEKTIC
+from babelprobe.families.eclektic.config import EclekticConfig
+from babelprobe.families.eclektic.data import ColumnMap, load_eclektic
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.base import ChatMessage, GenerateResult
-from babelprobe.probes.eclektic import EclekticProbe, judge_request, prompt_text, with_judgements
+from babelprobe.families.eclektic.probe import EclekticProbe, judge_request, prompt_text, with_judgements
 
 cli = CliRunner()
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.graph_cli import parse_thetas
+from babelprobe.families.similarity.graph_commands import parse_thetas
 
 cli = CliRunner()
 TOKENS_FIXTURE = Path(__file__).parent / "data" / "shared_path_mc4_tokens.csv"

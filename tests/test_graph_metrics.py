@@ -9,9 +9,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from babelprobe.analysis.graph import correlate, scaled_tokens
-from babelprobe.data.signals import LanguageSignals, SimilarityMatrix
-from babelprobe.metrics.graph import (
+from babelprobe.families.similarity.graph import correlate, scaled_tokens
+from babelprobe.families.similarity.signals import LanguageSignals, SimilarityMatrix
+from babelprobe.families.similarity.graph_metrics import (
     component_value, components, cross_topology_correlation, graph_correlation, laplacian, pearson, single_points,
     threshold_graph,
 )

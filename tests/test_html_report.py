@@ -14,18 +14,23 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe import store
-from babelprobe.analysis.owl import Cell
+from babelprobe.families import FAMILIES
+from babelprobe.families.owl.analysis import Cell
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig, EclekticConfig, MemorizationConfig, OwlConfig, SimilarityConfig
+from babelprobe.families.cka.config import CKAConfig
+from babelprobe.families.eclektic.config import EclekticConfig
+from babelprobe.families.memorization.config import MemorizationConfig
+from babelprobe.families.owl.config import OwlConfig
+from babelprobe.families.similarity.config import SimilarityConfig
 from babelprobe.pipeline import read_run, run
-from babelprobe.probes.cka import CKARecord
-from babelprobe.probes.eclektic import EclekticRecord
-from babelprobe.probes.memorization import MemorizationRecord
-from babelprobe.probes.owl import OwlRecord
-from babelprobe.probes.similarity import SentenceEmbedding
+from babelprobe.families.cka.probe import CKARecord
+from babelprobe.families.eclektic.probe import EclekticRecord
+from babelprobe.families.memorization.probe import MemorizationRecord
+from babelprobe.families.owl.probe import OwlRecord
+from babelprobe.families.similarity.probe import SentenceEmbedding
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure
 from babelprobe.report.html import profile_report, run_report, write_demo_reports
-from babelprobe.report.relations import relation_label
+from babelprobe.families.cka.relations import relation_label
 
 MODEL = "bundled:gemma-3-270m"
 # Each payload, if it ever ran, would retitle the page and add a <pwned> element.
@@ -39,6 +44,12 @@ POISON = {  # dataset fields and model outputs of each family's items.parquet
     "memorization": (MemorizationRecord, ["sample_id", "origin", "prefix_text", "suffix_text", "generated_text"]),
     "similarity": (SentenceEmbedding, ["text"]),
 }
+
+
+def test_every_builtin_family_has_its_untrusted_fields_listed():
+    assert set(POISON) == set(FAMILIES)
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium binary (Debian: apt-get install "
                                    "chromium); the escaping is then only checked on the HTML text")
@@ -60,6 +71,7 @@ def runs(tmp_path_factory, gemma) -> dict[str, Path]:
         "similarity": SimilarityConfig(model=MODEL, langs=["en", "de", "ru"], limit=2, layers=[0, -1],
                                        typology="none", out=root / "similarity", device="cpu", figures=False),
     }
+    assert set(configs) == set(FAMILIES)
     for config in configs.values():
         run(config, backends={MODEL: gemma})
     return {name: config.out for name, config in configs.items()}
@@ -108,7 +120,7 @@ def non_blank_screenshot(html_file: Path, png: Path) -> float:
 
 @pytest.mark.slow
 @needs_browser
-@pytest.mark.parametrize("family", list(POISON))
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_run_report_escapes_untrusted_text_in_chromium(runs, tmp_path, family):
     run_dir = poisoned(runs[family], tmp_path / family)
     page = run_report(run_dir)

@@ -12,10 +12,10 @@ import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from rouge_score import rouge_scorer
 
-from babelprobe.analysis.memorization import length_correlations, pearson, summarise_memorization
-from babelprobe.data.memorization import Sample
+from babelprobe.families.memorization.analysis import length_correlations, pearson, summarise_memorization
+from babelprobe.families.memorization.data import Sample
 from babelprobe.data.perturbations import shuffle_units
-from babelprobe.metrics.memorization import (
+from babelprobe.families.memorization.metrics import (
     bleu,
     exact_match,
     exact_ratio,
@@ -27,8 +27,8 @@ from babelprobe.metrics.memorization import (
 )
 from babelprobe.models.base import ChatMessage, Generate, HiddenStates, LogLikelihood, NextToken, request_key
 from babelprobe.models.base import Tokenize, TokenizeResult
-from babelprobe.probes.memorization import SpanProbe, SuffixProbe, Window, window_start
-from babelprobe.probes.span_corruption import corrupt, noise_spans, span_exact_match
+from babelprobe.families.memorization.probe import SpanProbe, SuffixProbe, Window, window_start
+from babelprobe.families.memorization.span_corruption import corrupt, noise_spans, span_exact_match
 
 
 def test_request_keys_of_existing_requests_are_unchanged():

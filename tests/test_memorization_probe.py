@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from babelprobe.config import MemorizationConfig
+from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.models.base import Generate, LogLikelihood, Tokenize
 from babelprobe.pipeline import run
 
@@ -146,7 +146,7 @@ def test_span_corruption_run_on_tiny_t5(tiny_t5, tmp_path):
 def test_memorization_csv_is_the_longest_prompt_length_that_scored(tmp_path):
     """A prompt length longer than every text scores nothing: memorization.csv (what `graph`
     reads) falls back to the longest length with scored samples instead of an empty table."""
-    from babelprobe.analysis.memorization import write_language_tables
+    from babelprobe.families.memorization.analysis import write_language_tables
 
     rows = [dict(language=lang, prefix_tokens=n, status="scored" if n < 100 else "too_short",
                  exact_match=float(n < 50) if n < 100 else None, pm=-float(n) if n < 100 else None)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from babelprobe.languages import detect_script, joins_without_space
-from babelprobe.metrics.cka import cka_known, cka_log_ratio, log_mean_exp
+from babelprobe.families.cka.metrics import cka_known, cka_log_ratio, log_mean_exp
 
 
 def test_cka_rule_compares_with_the_mean_of_false_probabilities():

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from babelprobe.config import CKAConfig
+from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, LogLikelihood, NextToken, RequestFailure
 from babelprobe.models.openai_backend import OpenAIBackend, backoff_delay, parse_retry_after, public_url

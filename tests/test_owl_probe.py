@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from babelprobe.analysis.owl import compare_owl, error_category, length_bucket, summarise_owl
-from babelprobe.cli import DEMO_OWL, app
-from babelprobe.config import OwlConfig
-from babelprobe.data.owl import convert_owl_release, load_owl
+from babelprobe.families.owl.analysis import compare_owl, error_category, length_bucket, summarise_owl
+from babelprobe.cli import app
+from babelprobe.families.owl.config import DEMO_OWL
+from babelprobe.families.owl.config import OwlConfig
+from babelprobe.families.owl.data import convert_owl_release, load_owl
 from babelprobe.data.validation import DatasetError
 from babelprobe.models.base import GenerateResult
-from babelprobe.probes.owl import OwlProbe
+from babelprobe.families.owl.probe import OwlProbe
 
 cli = CliRunner()
 

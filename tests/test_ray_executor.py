@@ -18,7 +18,7 @@ import torch
 
 ray = pytest.importorskip("ray")
 
-from babelprobe.config import CKAConfig  # noqa: E402
+from babelprobe.families.cka.config import CKAConfig  # noqa: E402
 from babelprobe.executors import RayExecutor  # noqa: E402
 from babelprobe.models.base import Generate, LogLikelihood, NextToken  # noqa: E402
 from babelprobe.models.cache import ResponseCache  # noqa: E402

@@ -13,7 +13,7 @@ import time
 import pandas as pd
 import pytest
 
-from babelprobe.config import CKAConfig
+from babelprobe.families.cka.config import CKAConfig
 from babelprobe.pipeline import run
 from babelprobe.store import read_manifest
 

@@ -10,22 +10,23 @@ import pandas as pd
 import pytest
 import regex
 
-from babelprobe.analysis.eclektic import summarise_setting
-from babelprobe.analysis.owl import error_category
-from babelprobe.cli import DEMO_CKA, DEMO_OWL
-from babelprobe.data.cka import load_cka_facts
-from babelprobe.data.eclektic import EclekticRow
-from babelprobe.data.owl import OwlItem, load_owl
+from babelprobe.families.eclektic.analysis import summarise_setting
+from babelprobe.families.owl.analysis import error_category
+from babelprobe.families.cka.config import DEMO_CKA
+from babelprobe.families.owl.config import DEMO_OWL
+from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.families.eclektic.data import EclekticRow
+from babelprobe.families.owl.data import OwlItem, load_owl
 from babelprobe.data.perturbations import MASK, NameNotMaskable, mask_names, shuffle_words
 from babelprobe.languages import (
     SCRIPTS, char_script, detect_script, is_unspaced, joins_without_space, language_script, text_units,
 )
-from babelprobe.metrics.eclektic import word_recall, words_of
-from babelprobe.metrics.owl import name_candidates, name_cloze_correct, script_tokens, split_passage
+from babelprobe.families.eclektic.metrics import word_recall, words_of
+from babelprobe.families.owl.metrics import name_candidates, name_cloze_correct, script_tokens, split_passage
 from babelprobe.models.base import GenerateResult
-from babelprobe.probes.cka import continuation
-from babelprobe.probes.eclektic import EclekticProbe
-from babelprobe.probes.owl import OwlProbe
+from babelprobe.families.cka.probe import continuation
+from babelprobe.families.eclektic.probe import EclekticProbe
+from babelprobe.families.owl.probe import OwlProbe
 
 # ---------------------------------------------------------------- 1. ECLeKTiC normalized recall
 

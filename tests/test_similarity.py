@@ -11,16 +11,16 @@ import pytest
 import torch
 
 from babelprobe import store
-from babelprobe.analysis.similarity import language_means, summarise_similarity
-from babelprobe.config import DEMO_PARALLEL, SimilarityConfig
-from babelprobe.data.parallel import load_parallel
-from babelprobe.data.signals import read_similarity
+from babelprobe.families.similarity.analysis import language_means, summarise_similarity
+from babelprobe.families.similarity.config import DEMO_PARALLEL, SimilarityConfig
+from babelprobe.families.similarity.data import load_parallel
+from babelprobe.families.similarity.signals import read_similarity
 from babelprobe.data.validation import DatasetError
-from babelprobe.metrics.subspace import language_similarity
+from babelprobe.families.similarity.subspace import language_similarity
 from babelprobe.models.base import HiddenStates
-from babelprobe.families.similarity import resolve_layers
+from babelprobe.families.similarity.family import resolve_layers
 from babelprobe.pipeline import read_run, run
-from babelprobe.probes.similarity import SentenceEmbedding
+from babelprobe.families.similarity.probe import SentenceEmbedding
 
 
 def test_bundled_parallel_stems_are_parallel_and_translated():

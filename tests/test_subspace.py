@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from babelprobe.metrics.subspace import language_similarity, language_subspace
+from babelprobe.families.similarity.subspace import language_similarity, language_subspace
 
 
 def transcription(M: np.ndarray, r: int):

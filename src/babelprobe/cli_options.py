@@ -19,8 +19,6 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from babelprobe.config import RunOptions
-
-# Shown first, in this order; then the family's own options; then the rest of RunOptions.
 HEAD = ("out", "model", "data", "langs", "limit")
 
 

@@ -13,15 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from babelprobe.data.eclektic import ColumnMap
 from babelprobe.models.registry import LoadOptions
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
 
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
-DEMO_CKA = BUNDLED_DATA / "polyglot_or_not_demo.jsonl"
-DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
-DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
-DEMO_MEMORIZATION = BUNDLED_DATA / "memorization_demo.jsonl"
 
 # How a field becomes a flag: "value" (--x VALUE), "comma" (--x a,b,c), "repeat" (--x A --x B),
 # "flag" (--x, off by default), "switch" (--x/--no-x), "path-or-off" (--x PATH and --no-x).
@@ -81,7 +76,14 @@ class RunOptions(BaseModel):
     ray_replicas: int | None = option(None, "model replicas for --executor ray (default: one per GPU, else one per node)",
                                       ge=1)
 
-    _comma_lists = field_validator("langs", mode="before")(comma_list)
+    @field_validator("*", mode="before")
+    @classmethod
+    def _comma_lists(cls, value: Any, info) -> Any:
+        # every option declared with style="comma", in every family: 'a, b,c' -> ['a', 'b', 'c']
+        extra = cls.model_fields[info.field_name].json_schema_extra
+        if isinstance(extra, dict) and extra.get("cli", {}).get("style") == "comma":
+            return comma_list(value)
+        return value
 
     @field_validator("cache")
     @classmethod
@@ -97,128 +99,13 @@ class RunOptions(BaseModel):
                            max_retries=self.max_retries)
 
 
-class CKAConfig(RunOptions):
-    probe: Literal["cka"] = "cka"
-    data: Path = option(DEMO_CKA, "a <lang>.parquet directory (the release layout) or one JSONL/CSV/Parquet file")
-    limit: int | None = option(None, "facts per language (seeded sample)", ge=1)
-    mode: Literal["first-token", "full"] = option(
-        "first-token", "first-token (the paper's) or full (whole-object log-prob)")
+class FiguresOption(BaseModel):
+    """For families that draw: PNG figures next to the results (``Family.figures``)."""
+
+    figures: bool = option(True, "write the figures next to the results", style="switch")
+
+
+class BootstrapOption(BaseModel):
+    """For families whose summaries carry bootstrap CIs (config-only; seeded by --seed)."""
+
     bootstrap_resamples: int = Field(default=10_000, ge=100)
-
-
-class EclekticConfig(RunOptions):
-    probe: Literal["eclektic"] = "eclektic"
-    data: Path = option(DEMO_ECLEKTIC, "questions: JSONL/CSV/Parquet, one row per question and target language")
-    columns: ColumnMap = option(
-        help="column mapping FIELD=COLUMN,... e.g. source_language=original_lang,target_language=lang,context=content",
-        default_factory=ColumnMap)
-    settings: list[Literal["closed-book", "general-hint", "source-language-name", "source-language-title",
-                           "open-book"]] = option(
-        ["closed-book"], "comma-separated: closed-book, general-hint, source-language-name, "
-        "source-language-title, open-book", style="comma")
-    judges: list[str] = option(help="judge model spec (repeat for a majority vote)", flag="--judge", style="repeat",
-                               default_factory=list)
-    langs: list[str] | None = option(None, "keep questions whose source and target are in these languages",
-                                     style="comma")
-    limit: int | None = option(None, "questions (seeded sample; all their target languages)", ge=1)
-    max_tokens: int = option(64, "new tokens per answer", ge=1)
-    chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
-                                     "without chat the answer is the first line", style="switch")
-    judge_max_tokens: int = Field(default=8, ge=1)
-    batch_size: int = option(8, "requests per generation batch", ge=1)
-    # judge prompts carry the context: long and of uneven length, so small batches pad less
-    judge_batch_size: int = option(8, "judge requests per generation batch", ge=1)
-    figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
-
-    _comma_lists = field_validator("langs", "settings", mode="before")(comma_list)
-
-    @field_validator("columns", mode="before")
-    @classmethod
-    def _parse_columns(cls, value: Any) -> Any:
-        return ColumnMap.parse(value) if isinstance(value, str) else value
-
-
-class OwlConfig(RunOptions):
-    probe: Literal["owl"] = "owl"
-    data: Path = option(DEMO_OWL, "passages: JSONL/CSV/Parquet (see `babelprobe convert owl-release`)")
-    tasks: list[Literal["direct", "name-cloze", "prefix"]] = option(
-        ["direct", "name-cloze", "prefix"], "comma-separated: direct, name-cloze, prefix", style="comma")
-    perturbations: list[Literal["none", "shuffled", "masked", "masked-shuffled"]] | None = option(
-        None, "keep only these: none, shuffled, masked, masked-shuffled (default: every one that applies)",
-        style="comma")
-    shots: Literal[0, 1] = option(1, "1: one-shot demonstration (Moby-Dick), 0: zero-shot")
-    limit: int | None = option(None, "passages (seeded sample; all their language versions)", ge=1)
-    max_tokens: int = option(100, "new tokens for direct probing and name cloze", ge=1)
-    prefix_max_tokens: int = option(200, "new tokens for prefix probing", ge=1)
-    batch_size: int = option(8, "requests per generation batch", ge=1)
-    bootstrap_resamples: int = Field(default=10_000, ge=100)
-    figures: bool = option(True, "write heatmaps and bars next to the results", style="switch")
-
-    _comma_lists = field_validator("langs", "tasks", "perturbations", mode="before")(comma_list)
-
-
-DEMO_PARALLEL = BUNDLED_DATA / "polyglot_or_not_parallel.jsonl"
-
-
-def parse_layers(value: Any) -> Any:
-    """'last', 'all' or comma-separated indices ('0,6,-1') as the command line gives them."""
-    if isinstance(value, str) and value not in ("last", "all"):
-        try:
-            return [int(x) for x in value.split(",") if x.strip()]
-        except ValueError:
-            raise ValueError("last, all, or comma-separated layer indices (0 = embeddings, -1 = last)") from None
-    return value
-
-
-class SimilarityConfig(RunOptions):
-    """Language similarity from the model's hidden states (Shared Path §4.1, App. A and B.4)."""
-
-    probe: Literal["similarity"] = "similarity"
-    data: Path = option(DEMO_PARALLEL, "parallel sentences: a file with id, language, text, or a Polyglot-or-Not "
-                                       "<lang>.parquet directory (first stems)")
-    limit: int | None = option(None, "parallel ids (seeded sample; the same ids in every language)", ge=1)
-    layers: Literal["last", "all"] | list[int] = option(
-        "last", "last, all, or indices e.g. 0,6,-1 (0 = embeddings; every layer's vectors are stored)")
-    pooling: Literal["mean-text", "mean"] = option(
-        "mean-text", "mean-text (the sentence's own tokens) or mean (BOS included)")
-    rank: int | None = option(None, "rank r of the language-specific subspace (default: languages - 1)", ge=1)
-    typology: Literal["lang2vec", "urielplus", "none"] = option(
-        "lang2vec", "typological similarity to correlate with: lang2vec, urielplus, none")
-    figures: bool = option(True, "write the similarity heatmap and the typology plot", style="switch")
-
-    _comma_lists = field_validator("langs", mode="before")(comma_list)
-    _layers = field_validator("layers", mode="before")(parse_layers)
-
-
-class MemorizationConfig(RunOptions):
-    """Verbatim memorization (Shared Path §3, §6.5): EM, RM, PM with calibrated scores and controls."""
-
-    probe: Literal["memorization"] = "memorization"
-    data: Path = option(DEMO_MEMORIZATION, "samples: a `corpus sample` output directory, a directory of "
-                                           "<lang>.jsonl/.parquet files, or one file with text and language columns")
-    limit: int | None = option(None, "samples per language (seeded sample)", ge=1)
-    prefix_tokens: list[int] = option([35, 85, 135], "prompt lengths n in model tokens (§6.5)", style="comma",
-                                      min_length=1)
-    suffix_tokens: int = option(15, "suffix length m in model tokens (encoder-decoder: tokens masked)", ge=1)
-    offset: Literal["first", "random"] = option(
-        "first", "window start: first (token 0; prompt lengths nest) or random (the authors' code)")
-    rm_units: Literal["tokens", "words"] = option(
-        "tokens", "units of BLEU and ROUGE-L: tokens (model token ids, the authors') or words")
-    repetition_penalty: float | None = option(None, "off by default (plain greedy); 1.2 reproduces the authors' code",
-                                              gt=0)
-    min_k: float = option(0.2, "Min-K% Prob: fraction of least likely tokens", gt=0, le=1)
-    reference: str | None = option(None, "reference model spec: log-likelihood ratio against it (decoder-only)")
-    noise_density: float | None = option(
-        None, "encoder-decoder: share of the window to mask (default: --suffix-tokens tokens)", gt=0, lt=1)
-    mean_span_length: float = option(3.0, "encoder-decoder: mean masked span length (Raffel et al.)", ge=1)
-    batch_size: int = option(16, "requests per forward pass or generation batch", ge=1)
-    bootstrap_resamples: int = Field(default=10_000, ge=100)
-
-    _comma_lists = field_validator("langs", "prefix_tokens", mode="before")(comma_list)
-
-    @field_validator("prefix_tokens")
-    @classmethod
-    def _positive(cls, value: list[int]) -> list[int]:
-        if min(value) < 1:
-            raise ValueError("prompt lengths must be positive")
-        return sorted(set(value))

@@ -1,37 +1,32 @@
-"""One run of any probe family end to end: validate the data, load the model(s), answer, (judge),
-store, summarise. The family (families/) says what to load, which probes to run and how to
-summarise; this module does the rest the same way for every family.
+"""One run of any probe family end to end: validate the data, load every stage's models, check
+their request kinds, run the stages, store, summarise. The family (families/) says what to load,
+which stages to run and how to summarise; this module does the rest the same way for every family.
 
 Summaries are computed from the stored items.parquet, never from memory, so ``babelprobe
-report`` on a run directory (``read_run``) gives the same tables."""
+report`` on a run directory (``runs.read_run``) gives the same tables."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from babelprobe import store
 from babelprobe.config import RunOptions
-from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.executors import Executor, RayExecutor
 from babelprobe.families import get_family
-from babelprobe.families.base import Family, Plan
+from babelprobe.families.base import Family, Pairs, Plan, StageContext, load_items
 from babelprobe.models.base import Backend, Usage
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.specs import sha256_file
 from babelprobe.runner import Runner, RunnerStats, run_probe
-
-
-class RunError(ValueError):
-    """A problem the user can fix (model spec, --out, backend capabilities), in one line."""
+from babelprobe.runs import RunError, StoredRun, read_run  # noqa: F401 (their old home: callers import them here)
 
 
 @dataclass
@@ -45,19 +40,6 @@ def data_files(sources: set[str]) -> dict[str, str]:
     """sha256 of every file the items came from (``source`` is 'file:row')."""
     paths = {s.rsplit(":", 1)[0] for s in sources}
     return {p: sha256_file(Path(p)) for p in sorted(paths)}
-
-
-def load_items(family: Family, config: RunOptions) -> list:
-    """The family's validated items; an empty result (an empty file, or --langs keeping nothing) is
-    a DatasetError naming the file and the filter, for every family."""
-    items = family.load(config)
-    if items:
-        return items
-    if config.langs and family.load(config.model_copy(update={"langs": None})):
-        message = f"no {family.item_noun} left after --langs {','.join(config.langs)}"
-    else:
-        message = f"no {family.item_noun}: the dataset is empty"
-    raise DatasetError([Problem(str(config.data), None, None, message)])
 
 
 def _hf_path_like(target: str) -> bool:
@@ -135,17 +117,61 @@ def executor_for(config: RunOptions, backend: Backend) -> Iterator[Executor | No
         executor.__exit__()
 
 
+class _Context(StageContext):
+    """A stage's access to its models: one Runner per backend, all on the run's cache; the model
+    under test answers through the run's executor."""
+
+    def __init__(self, stage: str, backends: list[Backend], make_runner: Callable[[Backend], Runner],
+                 timings: dict[str, float], on_plans: Callable[[Backend, list[Plan]], None] | None):
+        self.stage, self.backends, self._make_runner = stage, backends, make_runner
+        self.runners: dict[int, Runner] = {}
+        self._timings, self._on_plans = timings, on_plans
+
+    def runner(self, backend: Backend) -> Runner:
+        if id(backend) not in self.runners:
+            self.runners[id(backend)] = self._make_runner(backend)
+        return self.runners[id(backend)]
+
+    def answer(self, requests, backend: Backend | None = None):
+        return self.runner(backend or self.backend).run(requests)
+
+    def run_plans(self, plans: list[Plan]) -> Pairs:
+        for plan in plans:  # a family's plans must stay inside the kinds its stage declared
+            check_request_kinds(self.backend, plan.request_kinds, f"probe {plan.probe.name}")
+        if self._on_plans is not None:
+            self._on_plans(self.backend, plans)
+        pairs: Pairs = []
+        for plan in plans:
+            result = run_probe(plan.probe, plan.items, self.runner(self.backend))
+            pairs += list(zip(plan.items, result.records))
+            self._timings.update({key if plan.label is None else f"{plan.label}:{key}": seconds
+                                  for key, seconds in result.seconds.items()})
+        return pairs
+
+
+def _add(total: RunnerStats, stats: RunnerStats) -> None:
+    for name in ("requested", "unique", "cached", "computed", "failed", "batches"):
+        setattr(total, name, getattr(total, name) + getattr(stats, name))
+
+
+def _counts(stats: RunnerStats) -> store.RequestCounts:
+    return store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
+                               computed=stats.computed, failed=stats.failed, batches=stats.batches)
+
+
 def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress: bool = False,
         on_plans: Callable[[Backend, list[Plan]], None] | None = None) -> RunOutcome:
-    """Run ``config.probe``'s family. ``backends`` maps model specs to loaded backends a caller
-    wants reused (tests, notebooks, suites, the demo); any other spec the run needs is loaded
-    here and added to it, so that the caller's next run reuses it too.
-    ``on_plans`` sees the plans before any of their requests is sent (a suite records them to
-    tell a half-finished run's progress)."""
+    """Run ``config.probe``'s family: its stages in order, every request through one response cache,
+    one executor (the model under test's) and one progress display. ``backends`` maps model specs
+    to loaded backends a caller wants reused (tests, notebooks, suites, the demo); any other spec
+    the run needs is loaded here and added to it, so that the caller's next run reuses it too.
+    ``on_plans`` sees each stage's plans before any of their requests is sent (a suite records
+    them to tell a half-finished run's progress)."""
     family = get_family(config.probe)
     t_start = time.perf_counter()
     items = load_items(family, config)  # validates before anything is written or loaded
-    specs = [config.model] + (family.second_stage.models(config) if family.second_stage else [])
+    stages = family.stages(config)
+    specs = list(dict.fromkeys([config.model] + [s for stage in stages for s in stage.model_specs(config)]))
     for spec in specs:
         check_model_spec(spec)
     prepare_out(config)
@@ -156,35 +182,46 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
             loaded[spec] = load_model(spec, config)
     backend = loaded[config.model]
     timings = {"model_load": time.perf_counter() - t_load}
-    plans: list[Plan] = family.plans(config, backend, items)
-    for plan in plans:
-        check_request_kinds(backend, plan.request_kinds, f"probe {config.probe} ({plan.probe.name})")
-    stage = family.second_stage
-    stage_backends = [loaded[spec] for spec in stage.models(config)] if stage else []
-    for judge in stage_backends:
-        check_request_kinds(judge, stage.request_kinds, f"the {config.probe} {stage.name} stage")
-    if on_plans is not None:
-        on_plans(backend, plans)
+    for stage in stages:  # every stage's kinds on every one of its models, before any request
+        for spec in stage.model_specs(config):
+            what = f"probe {config.probe}" if stage.models is None else f"the {config.probe} {stage.name} stage"
+            check_request_kinds(loaded[spec], stage.request_kinds(config), what)
 
-    pairs = []
+    records_of_stages: list[store.StageRecord] = []
+    under_test = RunnerStats()
+    state = items
     with _cache(config) as cache, executor_for(config, backend) as executor:
-        runner = Runner(backend, cache=cache, batch_size=config.batch_size, progress=progress, executor=executor)
-        for plan in plans:
-            result = run_probe(plan.probe, plan.items, runner)
-            pairs += list(zip(plan.items, result.records))
-            timings.update({key if plan.label is None else f"{plan.label}:{key}": seconds
-                            for key, seconds in result.seconds.items()})
-        if stage is not None:
+        for stage in stages:
+            stage_backends = [loaded[spec] for spec in stage.model_specs(config)]
+            if not stage_backends:
+                continue
+            batch = stage.batch_size(config) if stage.batch_size else config.batch_size
+
+            def make_runner(b: Backend, stage=stage, batch=batch) -> Runner:
+                return Runner(b, cache=cache, batch_size=batch, progress=progress, label=stage.name,
+                              executor=executor if b is backend else None)
+
+            context = _Context(stage.name, stage_backends, make_runner, timings, on_plans)
             t_stage = time.perf_counter()
-            if stage_backends:
-                stage_batch = stage.batch_size(config) if stage.batch_size else config.batch_size
-                pairs = stage.run(config, pairs, stage_backends,
-                                  lambda b: Runner(b, cache=cache, batch_size=stage_batch, progress=progress))
-            timings[stage.name] = time.perf_counter() - t_stage
-    records = [record for _, record in pairs]
+            state = stage.run(config, state, context)
+            seconds = time.perf_counter() - t_stage
+            if stage.name != "answer":
+                timings[stage.name] = seconds
+            total = RunnerStats()
+            for b in stage_backends:
+                if id(b) in context.runners:
+                    _add(total, context.runners[id(b)].stats)
+                    if b is backend:
+                        _add(under_test, context.runners[id(b)].stats)
+            records_of_stages.append(store.StageRecord(
+                name=stage.name, models=[b.fingerprint.spec for b in stage_backends],
+                request_kinds=sorted(stage.request_kinds(config)), requests=_counts(total), seconds=seconds))
+    records = [record for _, record in state]
     timings["total"] = time.perf_counter() - t_start
-    outcome = _finish(family, config, backend, records, {i.source for i in items}, runner.stats, timings,
-                      stage_backends)
+    judges = [loaded[spec] for stage in stages if stage.name == "judge" for spec in stage.model_specs(config)]
+    others = [loaded[spec] for spec in specs if loaded[spec] is not backend]
+    outcome = _finish(family, config, backend, records, {i.source for i in items}, under_test, timings,
+                      judges, others, records_of_stages)
     family.write_outputs(outcome.summary, config)
     if getattr(config, "figures", False):
         family.figures(outcome.summary, config.out)
@@ -192,21 +229,20 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
 
 
 def _finish(family: Family, config: RunOptions, backend: Backend, records: list[BaseModel], sources: set[str],
-            stats: RunnerStats, timings: dict[str, float], judges: list[Backend]) -> RunOutcome:
+            stats: RunnerStats, timings: dict[str, float], judges: list[Backend], others: list[Backend],
+            stages: list[store.StageRecord]) -> RunOutcome:
     """Write items, then the summary computed from the stored items, then the manifest (last)."""
     store.write_items(config.out, records)
     t0 = time.perf_counter()
     summary = family.summarise(store.read_items(config.out), config)
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
-    usage = [u for u in (getattr(b, "usage", None) for b in (backend, *judges)) if u is not None]
+    usage = [u for u in (getattr(b, "usage", None) for b in (backend, *others)) if u is not None]
     manifest = store.new_manifest(
         probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
         model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],
-        data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records),
-        errors=sum(r.error is not None for r in records),
-        requests=store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
-                                     computed=stats.computed, failed=stats.failed, batches=stats.batches),
+        stages=stages, data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records),
+        errors=sum(r.error is not None for r in records), requests=_counts(stats),
         usage=Usage(**{f: sum(getattr(u, f) for u in usage) for f in Usage.model_fields}) if usage else None,
         **family.manifest_fields(config),
     )
@@ -214,29 +250,3 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
     return RunOutcome(config.out, manifest, summary)
 
 
-@dataclass
-class StoredRun:
-    family: Family
-    manifest: store.Manifest
-    config: RunOptions
-    summary: BaseModel
-
-
-def read_run(run_dir: Path) -> StoredRun:
-    """A finished run directory and its summary recomputed from items.parquet, by the family the
-    manifest names. FileNotFoundError or ValueError (one line) for anything else."""
-    try:
-        manifest = store.read_manifest(run_dir)
-    except (ValidationError, json.JSONDecodeError) as exc:
-        raise RunError(f"{run_dir}: {store.MANIFEST} is not a babelprobe manifest ({type(exc).__name__})") from exc
-    try:
-        family = get_family(manifest.probe)
-    except ValueError as exc:
-        raise RunError(f"{run_dir}: a run of {exc}") from exc
-    try:
-        config = family.config.model_validate(manifest.config)
-    except ValidationError as exc:
-        raise RunError(f"{run_dir}: the manifest's config is not a {family.name} config "
-                       f"({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})") from exc
-    summary = family.summarise(store.read_items(run_dir), config)
-    return StoredRun(family, manifest, config, summary)

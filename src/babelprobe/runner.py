@@ -85,6 +85,7 @@ class Runner:
         retries: int = 1,
         progress: bool = False,
         executor: Executor | None = None,
+        label: str = "requests",
     ):
         self.backend = backend
         # where batches are answered (executors.py): this process unless told otherwise
@@ -92,6 +93,7 @@ class Runner:
         self.cache = cache
         self.batch_size = batch_size
         self.progress = progress
+        self.label = label  # the stage's name on the progress bar
         self.stats = RunnerStats()
         self._fingerprint = backend.fingerprint.key()
 
@@ -135,7 +137,7 @@ class Runner:
             TextColumn("ETA"), TimeRemainingColumn(), disable=not self.progress or not total,
             transient=True,
         ) as bar:
-            task = bar.add_task("requests", total=total)
+            task = bar.add_task(self.label, total=total)
             for batch, results in self.executor.run(pending):
                 self._record(batch, results, outcomes)
                 self.stats.batches += 1

@@ -32,6 +32,17 @@ class RequestCounts(BaseModel):
     batches: int
 
 
+class StageRecord(BaseModel):
+    """One stage of a run (families/base.py: Stage): its models, the kinds it was checked for, its
+    requests and time."""
+
+    name: str
+    models: list[str]  # fingerprint specs
+    request_kinds: list[str]
+    requests: RequestCounts
+    seconds: float
+
+
 class Manifest(BaseModel):
     probe: str
     created: str
@@ -40,7 +51,8 @@ class Manifest(BaseModel):
     model: Fingerprint
     model_parameters: int | None = None
     length_tokenizer: str | None = None  # what passage lengths were counted in (OWL)
-    judges: list[Fingerprint] = []
+    judges: list[Fingerprint] = []  # the models of the "judge" stage (ECLeKTiC)
+    stages: list[StageRecord] = []
     data_files: dict[str, str]  # path -> sha256
     versions: dict[str, str]
     git_revision: str | None

@@ -478,6 +478,12 @@ def _record_requests(out: Path) -> Callable[[Backend, list[Plan]], None]:
     return record
 
 
+def other_models(pair: Pair) -> list[tuple[str, str]]:
+    """(stage, spec) of the pair's models other than the model under test (judges, references)."""
+    return [(stage.name, spec) for stage in pair.family.stages(pair.config) if stage.models is not None
+            for spec in stage.models(pair.config)]
+
+
 def _check_before_running(suite: Suite, states: list[PairStatus]) -> None:
     """Conflicting finished runs, bad datasets and model specs that cannot name a model (the checks
     that need no loading) stop the suite before any model is loaded."""
@@ -489,10 +495,8 @@ def _check_before_running(suite: Suite, states: list[PairStatus]) -> None:
     for pair, status in zip(suite.pairs, states):
         if status.state == "done":
             continue
-        stage = pair.family.second_stage
         for where, spec in [(f"models[{pair.model_index}]", pair.model.spec),
-                            *((f"probes[{pair.probe_index}] ({stage.name})", s) for s in
-                              (stage.models(pair.config) if stage else []))]:
+                            *((f"probes[{pair.probe_index}] ({stage})", s) for stage, s in other_models(pair))]:
             try:
                 check_model_spec(spec)
             except ValueError as exc:
@@ -527,8 +531,7 @@ def _run_pair(pair: Pair, loaded: dict[str, Backend], progress: bool, console: C
     result = PairResult(model=pair.model.spec, probe=pair.probe.folder, out=str(pair.out), state="error",
                         allow_errors=pair.config.allow_errors)
     try:
-        stage = pair.family.second_stage
-        for spec in stage.models(pair.config) if stage else []:  # judges: once per model, not per pair
+        for _, spec in other_models(pair):  # judges, reference models: once per model, not per pair
             if spec not in loaded:
                 loaded[spec] = load_model(spec, pair.config)
         outcome = run(pair.config, backends=loaded, progress=progress, on_plans=_record_requests(pair.out))

@@ -98,3 +98,16 @@ def cluster_ratio_ci(
     if np.ptp(stats_b) <= 1e-12:
         return ClusterInterval(value=value, low=value, high=value, clusters=n, degenerate=True)
     return ClusterInterval(value=value, low=low, high=high, clusters=n, degenerate=False)
+
+
+class Cell(BaseModel):
+    """A group's value with its 95% interval (a row of a table, a bar of a figure)."""
+
+
+    group: str
+    n: int
+    errors: int
+    value: float  # accuracy (0-1) or mean chrF++ (0-100)
+    ci_low: float
+    ci_high: float
+    degenerate: bool = False  # all values equal (or n <= 1): the point interval is not a measured CI

@@ -27,7 +27,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from babelprobe.metrics.graph import Statistic, pearson
+from babelprobe.analysis.statistics import Statistic, pearson
 
 TypologySource = Literal["lang2vec", "urielplus", "none"]
 FEATURE_SETS = ("syntax", "phonology", "genetic")

@@ -1,7 +1,7 @@
 """``babelprobe datasets fetch NAME``: get a public release, check it, convert it, record where it came from.
 
 The registry names, per release, where the public files are, what they are, their licence and
-citation, how to download them and which converter (``data/releases.py``) turns them into the
+citation, how to download them and which converter (``families/<name>/release.py``) turns them into the
 layout ``babelprobe run <probe> --data`` reads. A fetch:
 
 1. downloads the release into a temporary folder (Hugging Face hub or plain HTTPS), or takes the
@@ -30,12 +30,11 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel
 
-from babelprobe.data import releases
-from babelprobe.data.validation import DatasetError
+from babelprobe.data.validation import DatasetError, Problem
 
 OFFLINE_VARIABLES = ("BABELPROBE_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 SOURCE_FILE = "SOURCE.json"
@@ -117,7 +116,7 @@ def offline_reason() -> str | None:
     return None
 
 
-def _http_get(url: str, dest: Path, timeout: float = 120) -> Path:
+def http_get(url: str, dest: Path, timeout: float = 120) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     request = urllib.request.Request(url, headers={"User-Agent": "babelprobe (datasets fetch)"})
     with urllib.request.urlopen(request, timeout=timeout) as response, dest.open("wb") as handle:
@@ -125,7 +124,7 @@ def _http_get(url: str, dest: Path, timeout: float = 120) -> Path:
     return dest
 
 
-def _unpacked(path: Path) -> Path:
+def unpacked(path: Path) -> Path:
     """A downloaded file's folder, with a zip archive unpacked in place."""
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
@@ -134,142 +133,32 @@ def _unpacked(path: Path) -> Path:
     return path.parent
 
 
-# --- downloads ---------------------------------------------------------------------------------
-
-POLYGLOT_REPO = "Polyglot-or-Not/Fact-Completion"
-
-
-def _download_polyglot(dest: Path) -> Downloaded:
-    from huggingface_hub import HfApi, snapshot_download
-
-    info = HfApi().dataset_info(POLYGLOT_REPO, files_metadata=True)
-    published = {s.rfilename: s.lfs.sha256 for s in info.siblings or []
-                 if s.lfs is not None and s.rfilename.startswith("data/")}
-    snapshot_download(POLYGLOT_REPO, repo_type="dataset", revision=info.sha, local_dir=dest,
-                      allow_patterns=["data/*.parquet", "README.md"])
-    return Downloaded(dest, f"{POLYGLOT_REPO}@{info.sha}", published)
-
-
-ECLEKTIC_DOWNLOAD = "https://www.kaggle.com/api/v1/datasets/download/googleai/eclektic"
-
-
-def _download_eclektic(dest: Path) -> Downloaded:
-    # Kaggle's public download address (what its "Download" button and kagglehub fetch): a zip
-    folder = _unpacked(_http_get(ECLEKTIC_DOWNLOAD, dest / "eclektic.zip"))
-    return Downloaded(folder, f"latest Kaggle version of googleai/eclektic on {_today()}")
-
-
-OWL_COMMIT = "5f1c5d3cb30177b2564ee636b68459e3624ed488"
-OWL_METADATA_URL = f"https://raw.githubusercontent.com/emirkaan5/OWL/{OWL_COMMIT}/scripts/Evaluation/dir_probe/"
-
-
-def _download_owl(dest: Path) -> Downloaded:
-    raise FetchError("the OWL passages are not published at a download address: the repository "
-                     "github.com/emirkaan5/OWL keeps its 'final dataset/' folder out of git")
-
-
-# --- conversions -------------------------------------------------------------------------------
-
-def _unknown_langs(langs: list[str] | None, have: list[str], where: str) -> None:
+def unknown_langs(langs: list[str] | None, have: list[str], where: str) -> None:
     unknown = [lang for lang in langs or [] if lang not in have]
     if unknown:
         raise FetchError(f"--langs: no {', '.join(unknown)} in {where} (it has {', '.join(have)})")
 
 
-def _convert_polyglot(source: Path, workdir: Path, out: Path, langs: list[str] | None) -> Converted:
-    files = releases.polyglot_files(source)
-    if not files:
-        raise FetchError(f"no Polyglot-or-Not release files in {source}: expected data/<Language>-00000-of-00001-"
-                         "<hash>.parquet, e.g. data/English-00000-of-00001-0dd1923f09abeaf8.parquet")
-    _unknown_langs(langs, list(files), str(source))
-    if langs:
-        files = {lang: files[lang] for lang in langs}
-    counts = releases.convert_polyglot_or_not(files, out)
-    return Converted([p for shards in files.values() for p in shards], sum(counts.values()))
+def missing_columns(file: str, rows: list[tuple[int, dict[str, Any]]], columns: Iterable[str]) -> list[Problem]:
+    """A column the release has that this file lacks: reported once, at the first row."""
+    if not rows:
+        return [Problem(file, None, None, "no rows")]
+    return [Problem(file, rows[0][0], column, "missing (the file has no such column; the release has "
+                    f"{', '.join(columns)})") for column in columns if column not in rows[0][1]]
 
 
-def _convert_eclektic(source: Path, workdir: Path, out: Path, langs: list[str] | None) -> Converted:
-    found = [source] if source.is_file() else sorted(source.rglob(releases.ECLEKTIC_FILE))
-    if not found:
-        raise FetchError(f"no {releases.ECLEKTIC_FILE} in {source} (the file of the Kaggle release)")
-    _unknown_langs(langs, list(releases.ECLEKTIC_LANGUAGES), "ECLeKTiC")
-    rows = releases.convert_eclektic(found[0], out / "eclektic.jsonl", langs)
-    return Converted([found[0]], rows)
+def releases() -> dict[str, Release]:
+    """Every family's public releases (``Family.releases``), by name."""
+    from babelprobe.families import all_families
 
-
-def _owl_metadata(source: Path, workdir: Path) -> list[Path]:
-    """book_names.csv and release_date.csv: from --source when there, else from the repository."""
-    paths = []
-    for name in releases.OWL_METADATA:
-        found = sorted(source.rglob(name))
-        if found:
-            paths.append(found[0])
-            continue
-        reason = offline_reason()
-        if reason is None:
-            try:
-                paths.append(_http_get(OWL_METADATA_URL + name, workdir / "owl-metadata" / name))
-                continue
-            except OSError as exc:
-                reason = f"download failed ({exc})"
-        raise FetchError(f"no {name} in {source} and cannot download it: {reason}\n"
-                         f"  download: {OWL_METADATA_URL}{name}\n  put it in: {source}")
-    return paths
-
-
-def _convert_owl(source: Path, workdir: Path, out: Path, langs: list[str] | None) -> Converted:
-    books = releases.owl_book_files(source)
-    if not books:
-        raise FetchError(f"no OWL book files in {source}: expected one CSV or JSON file per book named by its "
-                         "title, e.g. Pride_and_Prejudice.csv (columns en, es, ..., Single_ent)")
-    languages = ["en", *releases.OWL_OFFICIAL, "st", "yo", "tn", "ty", "mai", "mg"]
-    _unknown_langs(langs, languages, "OWL")
-    book_names, release_dates = _owl_metadata(source, workdir)
-    rows = releases.convert_owl(books, book_names, release_dates, out / "owl.jsonl", langs)
-    return Converted([*books, book_names, release_dates], rows)
-
-
-RELEASES: dict[str, Release] = {r.name: r for r in (
-    Release(
-        name="polyglot-or-not", title="Polyglot or Not? Fact-Completion Benchmark", probe="cka",
-        home=f"https://huggingface.co/datasets/{POLYGLOT_REPO}",
-        files="the Parquet files data/<Language>-00000-of-00001-<hash>.parquet (20 languages) of the "
-              f"Hugging Face dataset {POLYGLOT_REPO} (Files and versions -> data/)",
-        licence="Apache-2.0",
-        citation="Tim Schott, Daniel Furman, Shreshta Bhat. Polyglot or Not? Measuring Multilingual Encyclopedic "
-                 "Knowledge in Foundation Models. EMNLP 2023. arXiv:2305.13675",
-        data="", download=_download_polyglot, convert=_convert_polyglot,
-    ),
-    Release(
-        name="eclektic", title="ECLeKTiC: cross-lingual knowledge transfer QA", probe="eclektic",
-        home="https://www.kaggle.com/datasets/googleai/eclektic",
-        files=f"{releases.ECLEKTIC_FILE} (Kaggle dataset googleai/eclektic, Download -> unzip)",
-        licence="as stated on the Kaggle dataset page (googleai/eclektic); Wikipedia-derived text",
-        citation="Omer Goldman, Uri Shaham, Dan Malkin, et al. ECLeKTiC: a Novel Challenge Set for Evaluation of "
-                 "Cross-Lingual Knowledge Transfer. 2025. arXiv:2502.21228",
-        data="eclektic.jsonl", download=_download_eclektic, convert=_convert_eclektic,
-    ),
-    Release(
-        name="owl", title="OWL: Probing Cross-Lingual Recall of Memorized Texts via World Literature", probe="owl",
-        home="https://github.com/emirkaan5/OWL",
-        files="one CSV (or JSON records) file per book, named by its title (e.g. Pride_and_Prejudice.csv; columns "
-              "en, es, tr, vi, st, yo, tn, ty, mai, mg, <lang>_shuffled, Single_ent), as the authors distribute "
-              "them (ask them: the repository README lists their addresses), plus book_names.csv and "
-              f"release_date.csv from {OWL_METADATA_URL}",
-        licence="research use only (the excerpts come from copyrighted books; OWL paper, Ethics statement); "
-                "repository code without a licence file",
-        citation="Alisha Srivastava, Emir Korukluoglu, Minh Nhat Le, Duyen Tran, Chau Minh Pham, Marzena Karpinska, "
-                 "Mohit Iyyer. OWL: Probing Cross-Lingual Recall of Memorized Texts via World Literature. "
-                 "EMNLP 2025. arXiv:2505.22945",
-        data="owl.jsonl", download=_download_owl, convert=_convert_owl,
-    ),
-)}
+    return {r.name: r for family in all_families() for r in family.releases}
 
 
 def get_release(name: str) -> Release:
-    if name not in RELEASES:
-        raise FetchError(f"unknown dataset {name!r} (available: {', '.join(RELEASES)})")
-    return RELEASES[name]
+    found = releases()
+    if name not in found:
+        raise FetchError(f"unknown dataset {name!r} (available: {', '.join(found)})")
+    return found[name]
 
 
 def default_out(name: str) -> Path:
@@ -278,7 +167,7 @@ def default_out(name: str) -> Path:
     return home_dir() / "datasets" / name
 
 
-def _today() -> str:
+def today() -> str:
     return dt.datetime.now(dt.timezone.utc).date().isoformat()
 
 
@@ -335,8 +224,7 @@ def hash_release_files(inputs: list[Path], root: Path, published: dict[str, str]
 
 def _load(release: Release, out: Path) -> str:
     """The converted data through the family's own loader (as `run` and `validate` read it)."""
-    from babelprobe.families import get_family
-    from babelprobe.pipeline import load_items
+    from babelprobe.families import get_family, load_items
 
     family = get_family(release.probe)
     return family.describe(load_items(family, family.config(out=Path("."), data=out / release.data)))
@@ -369,7 +257,7 @@ def _source_folder(source: str, download_dir: Path) -> tuple[Path, str]:
             raise FetchError(f"--source {source}: cannot download, {reason}")
         name = source.rstrip("/").rsplit("/", 1)[-1] or "download"
         try:
-            return _unpacked(_http_get(source, download_dir / name)), source
+            return unpacked(http_get(source, download_dir / name)), source
         except OSError as exc:
             raise FetchError(f"--source {source}: download failed ({exc})") from exc
     path = Path(source).expanduser()
@@ -410,7 +298,7 @@ def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
         loaded = _load(release, staging)
         record = DatasetSource(
             name=release.name, title=release.title, probe=release.probe, source_url=release.home,
-            fetched_from=fetched_from, revision=downloaded.revision, retrieved=_today(), licence=release.licence,
+            fetched_from=fetched_from, revision=downloaded.revision, retrieved=today(), licence=release.licence,
             citation=release.citation, langs=langs, release_files=release_files,
             converted_files=[SourceFile(path=p.name, sha256=sha256_of(p)) for p in sorted(staging.iterdir())],
             rows=converted.rows, loaded=loaded,
@@ -425,5 +313,5 @@ def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
     return FetchResult(out, record)
 
 
-__all__ = ["RELEASES", "DatasetError", "DatasetSource", "FetchError", "FetchResult", "Release", "default_out",
+__all__ = ["DatasetError", "DatasetSource", "FetchError", "FetchResult", "Release", "default_out",
            "fetch_dataset", "get_release", "hash_release_files", "offline_reason"]

@@ -1,15 +1,18 @@
 """What a probe family is: everything ``pipeline.run`` and the commands need to know about it.
 
-A family subclasses ``Family`` in its own module (``families/<name>.py``) and is registered by
-name in ``families/__init__.py``. The pipeline drives every family the same way:
+A family lives in its own folder, ``families/<name>/`` (config, data, probe, metrics, analysis,
+report, commands, release), subclasses ``Family`` in ``family.py`` and is registered by name in
+``families/__init__.py`` or through the ``babelprobe.families`` entry point group. The pipeline
+drives every family the same way:
 
     load(config) -> items                     validate; apply --langs and --limit
-    plans(config, backend, items) -> [Plan]   which probe runs on which items
-    second_stage (optional)                   models that rule on the answers (judges)
+    stages(config) -> [Stage]                 what is answered, by which model, in which order:
+                                              by default one stage, "answer", running plans()
     summarise(stored items, config)           from items.parquet only
     write_outputs(summary, config)            files other commands read (optional)
     print_summary / figures / compare         report and plots from the summary
     html_sections / profile_metrics (optional) the HTML run report and the language profile
+    commands(root)                            the family's own commands (optional)
 """
 
 from __future__ import annotations
@@ -17,22 +20,26 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
 from babelprobe.config import RunOptions
+from babelprobe.data.validation import DatasetError, Problem
 
 if TYPE_CHECKING:
     import pandas as pd
+    import typer
     from rich.console import Console
 
-    from babelprobe.models.base import Backend
+    from babelprobe.data.fetch import Release
+    from babelprobe.models.base import Backend, Request
     from babelprobe.report.sections import ProfileMetric, Section
-    from babelprobe.runner import Probe, Runner
+    from babelprobe.runner import Outcome, Probe
     from babelprobe.store import Manifest
 
 Config = TypeVar("Config", bound=RunOptions)
+Pairs = list[tuple[Any, BaseModel]]  # (item, record), in items.parquet order
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class BundledDataset:
 
 @dataclass
 class Plan:
-    """One probe over some items; the pipeline runs it with ``run_probe`` through one Runner.
+    """One probe over some items; the pipeline runs it with ``run_probe`` in the stage that made it.
     ``label`` prefixes the plan's timings in the manifest (None: a family with one plan)."""
 
     probe: Probe
@@ -58,40 +65,56 @@ class Plan:
         return frozenset(getattr(self.probe, "request_kinds", ()))
 
 
+class StageContext:
+    """What a stage's ``run`` may use; the pipeline makes one per stage. Every request goes through
+    the run's one response cache, its executor (for the model under test) and its progress display,
+    and is counted in the stage's record in ``manifest.stages``."""
+
+    backends: list[Backend]  # the stage's models, loaded, in the order Stage.models gave them
+
+    @property
+    def backend(self) -> Backend:
+        return self.backends[0]
+
+    def answer(self, requests: Iterable[Request], backend: Backend | None = None) -> dict[str, Outcome]:
+        """Answer requests with ``backend`` (default: the stage's first model), keyed by request_key."""
+        raise NotImplementedError
+
+    def run_plans(self, plans: list[Plan]) -> Pairs:
+        """Run each plan's probe over its items (``runner.run_probe``): (item, record) pairs, in order."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class DemoRun:
-    title: str
-    config: RunOptions
-
-
-Pairs = list[tuple[Any, BaseModel]]  # (item, record), in items.parquet order
-
-
-@dataclass(frozen=True)
-class SecondStage(Generic[Config]):
-    """Models that rule on the first stage's records (ECLeKTiC's judges).
-
-    ``models(config)`` names them (model specs; the pipeline loads each once), ``run`` returns
-    the pairs with updated records; its requests go in batches of ``batch_size(config)`` (default:
-    the run's ``batch_size``). Its time goes into the manifest under ``name``."""
+class Stage(Generic[Config]):
+    """One step of a run. ``run(config, previous, context)`` turns the previous stage's result (the
+    loaded items, for the first stage) into this stage's; the last stage returns the (item,
+    record) pairs that are stored. ``request_kinds`` are checked against every model of the stage
+    before the run's first request. ``models`` names the stage's models (None: the model under
+    test); ``batch_size`` its batches (None: the run's --batch-size). A stage whose ``models`` give
+    none is skipped with its input passed on."""
 
     name: str
-    models: Callable[[Config], list[str]]
-    run: Callable[[Config, Pairs, list["Backend"], Callable[["Backend"], "Runner"]], Pairs]
-    request_kinds: frozenset[str] = field(default_factory=frozenset)
+    request_kinds: Callable[[Config], frozenset[str]]
+    run: Callable[[Config, Any, StageContext], Any]
+    models: Callable[[Config], list[str]] | None = None
     batch_size: Callable[[Config], int] | None = None
+
+    def model_specs(self, config: Config) -> list[str]:
+        return [config.model] if self.models is None else list(self.models(config))
 
 
 class Family(Generic[Config]):
-    """Base class of a probe family. Subclasses set the class attributes and implement the
-    abstract methods; the optional hooks default to 'none'."""
+    """Base class of a probe family. Subclasses set the class attributes and implement ``load``,
+    ``describe``, ``summarise``, ``print_summary`` and either ``plans`` + ``request_kinds`` (one
+    stage) or ``stages``; the optional hooks default to 'none'."""
 
     name: ClassVar[str]  # the `run` subcommand and manifest.probe
     help: ClassVar[str]  # first line of `run <name> --help`
     config: ClassVar[type[RunOptions]]  # its fields with `option(...)` become the CLI flags
     item_noun: ClassVar[str]  # what --limit and the error messages count: "facts", "passages"
     datasets: ClassVar[tuple[BundledDataset, ...]] = ()
-    second_stage: ClassVar[SecondStage | None] = None
+    releases: ClassVar[tuple[Release, ...]] = ()  # public releases `datasets fetch` converts for it
     comparable: ClassVar[bool] = False  # implements compare()
 
     def load(self, config: Config) -> list[Any]:
@@ -103,8 +126,17 @@ class Family(Generic[Config]):
         """One line for ``babelprobe validate``: what was found."""
         raise NotImplementedError
 
+    def request_kinds(self, config: Config) -> frozenset[str]:
+        """The request kinds ``plans`` will send (checked before any request)."""
+        raise NotImplementedError
+
     def plans(self, config: Config, backend: Backend, items: list[Any]) -> list[Plan]:
         raise NotImplementedError
+
+    def stages(self, config: Config) -> list[Stage]:
+        """The run's stages, in order. Default: one stage, "answer", running ``plans``."""
+        return [Stage("answer", self.request_kinds,
+                      lambda config, items, context: context.run_plans(self.plans(config, context.backend, items)))]
 
     def summarise(self, items: pd.DataFrame, config: Config) -> BaseModel:
         """The summary.json model, from the stored items only."""
@@ -143,6 +175,51 @@ class Family(Generic[Config]):
     def compare(self, a: BaseModel, b: BaseModel, console: Console) -> None:
         """``babelprobe compare A B``: print B - A of two summaries (only where ``comparable``)."""
         raise NotImplementedError
+
+    def demo_steps(self, out: Path) -> list[tuple[str, Callable[[], None]]]:
+        """(title, step) run by ``babelprobe demo`` after every family's demo runs (e.g. Shared
+        Path's graph over the similarity and memorization runs)."""
+        return []
+
+    def commands(self, root: CommandRoot) -> None:
+        """Add the family's own commands (``babelprobe graph ...``, ``babelprobe rescore owl``)."""
+
+
+@dataclass
+class CommandRoot:
+    """Where a family's commands go: the ``babelprobe`` app, and groups shared by several families
+    (``rescore``), made on first use."""
+
+    app: typer.Typer
+    add_run_command: Callable[[Family, typer.Typer], None]  # `run <family>` again under another group
+    _groups: dict[str, typer.Typer] = field(default_factory=dict)
+
+    def group(self, name: str, help: str) -> typer.Typer:
+        if name not in self._groups:
+            import typer
+
+            self._groups[name] = typer.Typer(help=help, no_args_is_help=True)
+            self.app.add_typer(self._groups[name], name=name)
+        return self._groups[name]
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    title: str
+    config: RunOptions
+
+
+def load_items(family: Family, config: RunOptions) -> list:
+    """The family's validated items; an empty result (an empty file, or --langs keeping nothing) is
+    a DatasetError naming the file and the filter, for every family."""
+    items = family.load(config)
+    if items:
+        return items
+    if config.langs and family.load(config.model_copy(update={"langs": None})):
+        message = f"no {family.item_noun} left after --langs {','.join(config.langs)}"
+    else:
+        message = f"no {family.item_noun}: the dataset is empty"
+    raise DatasetError([Problem(str(config.data), None, None, message)])
 
 
 def sample_groups(items: list, key: Callable[[Any], Any], limit: int | None, seed: int) -> list:

@@ -18,8 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from babelprobe.analysis.eclektic import EclekticSummary  # noqa: E402
-from babelprobe.analysis.owl import Cell, OwlSummary  # noqa: E402
+from babelprobe.analysis.bootstrap import Cell  # noqa: E402
 
 SMALL_N = 30  # a heatmap cell from fewer items than this prints its n under the value
 
@@ -76,82 +75,6 @@ def heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path, rows_la
     return save_png(heatmap_figure(matrix, title, rows_label, columns_label, square, scale, counts), path)
 
 
-def score_bars_figure(summary: EclekticSummary) -> Figure:
-    """Overall success and transfer score per setting with 95% margins (judge if judged)."""
-    settings = summary.settings
-    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(settings), 3.2))
-    x = np.arange(len(settings))
-    for offset, name in ((-0.2, "overall"), (0.2, "transfer")):
-        scores = [getattr(s.judge or s.string, name) for s in settings]
-        ax.bar(x + offset, [100 * sc.value for sc in scores], width=0.4, label=name,
-               yerr=[100 * sc.margin for sc in scores], capsize=3)
-    ax.set_xticks(x, [s.setting for s in settings], fontsize=8)
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    ax.set_title(f"ECLeKTiC overall success and transfer ({eclektic_metric_name(summary)})", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def eclektic_metric_name(summary: EclekticSummary) -> str:
-    return "LLM judge" if summary.settings and summary.settings[0].judge else "string metric"
-
-
-def score_bars(summary: EclekticSummary, path: Path) -> Path:
-    return save_png(score_bars_figure(summary), path)
-
-
-def ablation_table(summary: EclekticSummary, path: Path) -> Path:
-    """The hint-ablation table (ECLeKTiC Table 2) as Markdown, both metrics."""
-    def cell(score) -> str:
-        return "-" if score is None else f"{100 * score.value:.1f}±{100 * score.margin:.1f}"
-
-    lines = ["| setting | judge overall | judge transfer | string overall | string transfer |",
-             "|---|---|---|---|---|"]
-    for s in summary.settings:
-        lines.append(f"| {s.setting} | {cell(s.judge.overall if s.judge else None)} | "
-                     f"{cell(s.judge.transfer if s.judge else None)} | {cell(s.string.overall)} | "
-                     f"{cell(s.string.transfer)} |")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def eclektic_figure_list(summary: EclekticSummary) -> list[tuple[str, Figure]]:
-    """(file stem, figure): the score bars, then overall and transfer heatmaps per setting."""
-    figures = [("eclektic_scores", score_bars_figure(summary))]
-    for s in summary.settings:
-        metric = "judge" if s.judge else "string"
-        for name in ("overall", "transfer"):
-            figures.append((f"eclektic_{s.setting}_{name}",
-                            heatmap_figure(s.matrices[metric][name], f"{s.setting}: {name} % ({metric})",
-                                           counts=s.pair_counts)))
-    return figures
-
-
-def eclektic_figures(summary: EclekticSummary, out: Path) -> list[Path]:
-    paths = [save_png(fig, out / f"{stem}.png") for stem, fig in eclektic_figure_list(summary)]
-    return paths + [ablation_table(summary, out / "eclektic_table.md")]
-
-
-def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
-    """(label, parameters, overall, transfer) per model, as ECLeKTiC Fig. 6."""
-    points = sorted(points, key=lambda p: p[1])
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    sizes = [p[1] for p in points]
-    ax.plot(sizes, [100 * p[2] for p in points], marker="o", label="overall success")
-    ax.plot(sizes, [100 * p[3] for p in points], marker="s", label="transfer score")
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters")
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    for label, size, overall, _ in points:
-        ax.annotate(label, (size, 100 * overall), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return save_png(fig, path)
-
-
 def grouped_bars_figure(series: dict[str, list[Cell]], groups: list[str], title: str, ylabel: str,
                         scale: float) -> Figure:
     """One bar per (series, group) with its 95% interval, on a 0-100 axis."""
@@ -173,28 +96,3 @@ def grouped_bars_figure(series: dict[str, list[Cell]], groups: list[str], title:
     return fig
 
 
-def owl_figure_list(summary: OwlSummary) -> list[tuple[str, Figure]]:
-    """(file stem, figure): book x language heatmaps, accuracy by language group and by passage
-    length (with CIs)."""
-    figures = []
-    accuracy = [t for t in summary.tasks if t.task != "prefix"]
-    for t in summary.tasks:
-        scale = 1.0 if t.task == "prefix" else 100.0
-        metric = "chrF++" if t.task == "prefix" else "accuracy %"
-        figures.append((f"owl_{t.task}_{t.perturbation}_books",
-                        heatmap_figure(t.book_language, f"{t.task} ({t.perturbation}): {metric}", rows_label="book",
-                                       columns_label="language", square=False, scale=scale,
-                                       counts=t.book_language_n)))
-    if accuracy:
-        series = {f"{t.task}/{t.perturbation}": t.by_group for t in accuracy}
-        figures.append(("owl_by_group", grouped_bars_figure(series, ["original", "official", "unseen"],
-                                                            "OWL accuracy by language group", "accuracy %", 100.0)))
-        series = {f"{t.task}/{t.perturbation}": t.by_length for t in accuracy}
-        figures.append(("owl_by_length", grouped_bars_figure(series, ["0-50", "50-100", "100+"],
-                                                             f"OWL accuracy by passage length ({summary.tokenizer} "
-                                                             "tokens)", "accuracy %", 100.0)))
-    return figures
-
-
-def owl_figures(summary: OwlSummary, out: Path) -> list[Path]:
-    return [save_png(fig, out / f"{stem}.png") for stem, fig in owl_figure_list(summary)]

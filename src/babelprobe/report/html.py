@@ -20,6 +20,7 @@ from babelprobe.languages import language_name, language_script
 from babelprobe.report.figures import heatmap_figure
 from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
+from babelprobe.runs import read_run
 
 
 
@@ -31,8 +32,6 @@ def _environment() -> Environment:
 
 def run_report(run_dir: Path, out: Path | None = None) -> Path:
     """Write the run's HTML report (default ``RUN_DIR/report.html``) from its stored files only."""
-    from babelprobe.pipeline import read_run
-
     stored = read_run(run_dir)
     manifest = stored.manifest
     sections = stored.family.html_sections(stored.summary, store.read_items(run_dir), manifest)
@@ -64,8 +63,6 @@ class ProfileCell:
 def profile_report(run_dirs: list[Path], out: Path) -> Path:
     """One page: per model (manifest.model.spec), languages x probe metrics with CIs, script,
     language family, sortable, and a heatmap of the same table."""
-    from babelprobe.pipeline import read_run
-
     metrics: dict[str, dict[str, dict[str, ProfileCell]]] = defaultdict(dict)  # model -> metric -> lang -> cell
     off_scale: set[str] = set()  # metrics not in percent (memorization PM): in the table, not the heatmap
     sources: dict[str, list[str]] = defaultdict(list)

@@ -1,0 +1,30 @@
+"""What every command shares: the consoles and the one-line user error (exit 2). The generic
+commands live in cli.py, each family's own in families/<name>/commands.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    err.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def unwritable(out: Path, exc: OSError) -> NoReturn:
+    fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
+
+
+def out_dir(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        unwritable(out, exc)

@@ -1,0 +1,63 @@
+"""Contrastive knowledge assessment on Polyglot-or-Not (data/cka.py, probes/cka.py, analysis/cka.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from babelprobe.families.cka.config import DEMO_CKA, CKAConfig
+from babelprobe.families.cka.data import CKAFact, load_cka_facts
+from babelprobe.families.cka.release import RELEASE
+from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan
+from babelprobe.families.cka.probe import CKAProbe
+
+
+class CKAFamily(Family[CKAConfig]):
+    name = "cka"
+    help = "Contrastive knowledge assessment (Polyglot-or-Not): P(true) vs mean P(false)."
+    config = CKAConfig
+    item_noun = "facts"
+    datasets = (BundledDataset("polyglot-or-not-demo", DEMO_CKA,
+                               "300 Polyglot-or-Not facts: the same 50 in en, de, fr, es, ru, uk (Apache-2.0)"),)
+    releases = (RELEASE,)
+
+    def load(self, config: CKAConfig) -> list[CKAFact]:
+        # --limit is per language, drawn inside the loader (the release files are ordered by source)
+        return load_cka_facts(config.data, config.langs, config.limit, config.seed)
+
+    def describe(self, items: list[CKAFact]) -> str:
+        langs = sorted({f.language for f in items})
+        return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}"
+
+    def request_kinds(self, config: CKAConfig) -> frozenset[str]:
+        return CKAProbe(config.mode).request_kinds
+
+    def plans(self, config: CKAConfig, backend, items: list[CKAFact]) -> list[Plan]:
+        return [Plan(CKAProbe(config.mode), items)]
+
+    def summarise(self, items, config: CKAConfig):
+        from babelprobe.families.cka.analysis import summarise_cka
+
+        return summarise_cka(items, config.bootstrap_resamples, config.seed)
+
+    def print_summary(self, summary, manifest, console) -> None:
+        from babelprobe.families.cka.report import print_cka_summary
+
+        print_cka_summary(summary, manifest, console)
+
+    def html_sections(self, summary, items, manifest):
+        from babelprobe.families.cka.report import cka_sections
+
+        return cka_sections(summary, items)
+
+    def profile_metrics(self, summary, items):
+        from babelprobe.families.cka.report import cka_profile
+
+        return cka_profile(summary)
+
+    def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
+        return [DemoRun(f"cka, {mode} mode", CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
+                                                       device=device, overwrite=True))
+                for mode in ("first-token", "full")]
+
+
+family = CKAFamily()

@@ -1,0 +1,213 @@
+"""ECLeKTiC overall success and transfer score from stored items (ECLeKTiC §3, §3.1).
+
+For each question q with source language s and each other target language t:
+
+    S(q, t) = R_t * R_s          (string metric: word recall; judge: 0/1 correctness)
+    overall  = mean of S over all cross-lingual pairs
+    transfer = sum of S / sum over questions of R_s * n_targets(q)
+
+where n_targets(q) is the number of target languages q has *in the data* (the official notebook
+assumes 11). With binary judge scores the transfer denominator is |K| x n_targets, K the
+questions answered correctly in their source language. 95% margins follow the official
+notebook: a normal approximation, with the effective sample size (sum w)^2 / sum w^2 for the
+weighted transfer score. They count the ~11 target-language pairs of one question as independent
+observations although they share the question (and its source answer R_s), so they are too narrow;
+``ci_low``/``ci_high`` are 95% percentile intervals from a bootstrap over questions instead (each
+resample draws questions with replacement and recomputes the score over all their pairs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+from scipy.stats import norm
+
+from babelprobe.analysis.bootstrap import cluster_ratio_ci
+from babelprobe.languages import language_script
+
+Z95 = float(norm.ppf(0.975))
+
+
+class Score(BaseModel):
+    value: float
+    margin: float  # 95% half-width, the official notebook's (pairs as independent)
+    n: int  # cross-lingual pairs
+    ci_low: float  # 95% interval from the bootstrap over questions
+    ci_high: float
+    ci_degenerate: bool  # every resample gave the same value (e.g. all pairs equal): no spread measured
+
+
+class TransferScores(BaseModel):
+    overall: Score
+    transfer: Score
+    source_accuracy: float  # mean R_s over questions (the diagonal of the overall matrix)
+    questions: int
+
+
+def _margin(p: float, n_eff: float) -> float:
+    if n_eff <= 0 or math.isnan(p):
+        return math.nan
+    return Z95 * math.sqrt(max(p * (1 - p), 0.0) / n_eff)
+
+
+def pair_table(items: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Cross-lingual pairs with their target score R_t and source score R_s, and the source
+    scores per question. Pairs whose target or source row errored are left out (counted by the
+    caller from the error column), never scored as 0."""
+    ok = items[items["error"].isna()]
+    source = ok[ok["is_source"]].set_index("q_id")[metric].astype(float)
+    pairs = ok[~ok["is_source"]].copy()
+    pairs = pairs[pairs["q_id"].isin(source.index)]
+    pairs["r_t"] = pairs[metric].astype(float)
+    pairs["r_s"] = pairs["q_id"].map(source)
+    pairs["s"] = pairs["r_t"] * pairs["r_s"]
+    return pairs, source
+
+
+def _score(value: float, margin: float, n: int, numerators: np.ndarray, denominators: np.ndarray,
+           resamples: int, seed: int) -> Score:
+    ci = cluster_ratio_ci(numerators, denominators, resamples, seed=seed)
+    return Score(value=value, margin=margin, n=n, ci_low=ci.low, ci_high=ci.high, ci_degenerate=ci.degenerate)
+
+
+def transfer_scores(pairs: pd.DataFrame, source: pd.Series, resamples: int = 10_000, seed: int = 0) -> TransferScores:
+    n = len(pairs)
+    overall = float(pairs["s"].mean()) if n else math.nan
+    weights = pairs["r_s"].to_numpy()  # each pair weighs its question's source score
+    total_w = float(weights.sum())
+    transfer = float(pairs["s"].sum() / total_w) if total_w > 0 else math.nan
+    n_eff = total_w**2 / float((weights**2).sum()) if total_w > 0 else 0.0
+    questions = source[source.index.isin(pairs["q_id"])] if n else source
+    # per question: sum of S, pairs, sum of weights; both scores are ratios of their sums
+    per_q = pairs.groupby("q_id").agg(s=("s", "sum"), pairs=("s", "size"), w=("r_s", "sum"))
+    s_q = per_q["s"].to_numpy(dtype=float)
+    return TransferScores(
+        overall=_score(overall, _margin(overall, n), n, s_q, per_q["pairs"].to_numpy(dtype=float), resamples, seed),
+        transfer=_score(transfer, _margin(transfer, n_eff), n, s_q, per_q["w"].to_numpy(dtype=float), resamples, seed),
+        source_accuracy=float(questions.mean()) if len(questions) else math.nan,
+        questions=int(len(questions)),
+    )
+
+
+def language_matrices(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
+    """Per (source, target) overall and transfer (Figs. 5, 11). The diagonal holds the source
+    accuracy (overall) and 1.0 (transfer, by definition) where any source answer was right."""
+    out: dict[str, dict[str, dict[str, float]]] = {"overall": {}, "transfer": {}}
+    src_lang = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["source_language"]
+    for s_lang, group in pairs.groupby("source_language"):
+        for t_lang, cell in group.groupby("target_language"):
+            w = cell["r_s"].sum()
+            out["overall"].setdefault(s_lang, {})[t_lang] = float(cell["s"].mean())
+            out["transfer"].setdefault(s_lang, {})[t_lang] = float(cell["s"].sum() / w) if w > 0 else math.nan
+    for s_lang, scores in source.groupby(src_lang.reindex(source.index)):
+        out["overall"].setdefault(s_lang, {})[s_lang] = float(scores.mean())
+        out["transfer"].setdefault(s_lang, {})[s_lang] = 1.0 if scores.sum() > 0 else math.nan
+    return out
+
+
+def pair_counts(pairs: pd.DataFrame, source: pd.Series, items: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """How many pairs each cell of ``language_matrices`` averages (the diagonal: source questions)."""
+    out: dict[str, dict[str, int]] = {}
+    for (s_lang, t_lang), cell in pairs.groupby(["source_language", "target_language"]):
+        out.setdefault(str(s_lang), {})[str(t_lang)] = len(cell)
+    src_lang = items[items["is_source"]].drop_duplicates("q_id").set_index("q_id")["source_language"]
+    for s_lang, scores in source.groupby(src_lang.reindex(source.index)):
+        out.setdefault(str(s_lang), {})[str(s_lang)] = len(scores)
+    return out
+
+
+def by_language(items: pd.DataFrame) -> dict[str, dict[str, TransferScores]]:
+    """Per language, the setting's scores over the pairs whose source is that language
+    ("as source") and over the pairs whose target is it ("as target"), with the same margins as
+    the overall scores (judge if judged, else the string metric). For the language profile."""
+    items = items.reset_index(drop=True)
+    judged = "judge_correct" in items and items["judge_correct"].notna().any()
+    pairs, source = pair_table(items, "judge_correct" if judged else "recall")
+    out: dict[str, dict[str, TransferScores]] = {}
+    for role, column in (("as source", "source_language"), ("as target", "target_language")):
+        for lang, group in pairs.groupby(column):
+            out.setdefault(str(lang), {})[role] = transfer_scores(group, source)
+    return out
+
+
+class SettingSummary(BaseModel):
+    setting: str
+    items: int
+    errors: int
+    string: TransferScores
+    string_compat: TransferScores
+    judge: TransferScores | None
+    same_script: dict[str, TransferScores]  # "same" / "cross" -> scores (judge if judged, else string)
+    matrices: dict[str, dict[str, dict[str, dict[str, float]]]]  # metric -> overall/transfer -> s -> t
+    pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
+
+
+class EclekticSummary(BaseModel):
+    settings: list[SettingSummary]
+    judges: list[str]
+
+
+def row_scripts(items: pd.DataFrame) -> pd.Series:
+    """Script of each row's target language for same- vs cross-script pairs (§4.2):
+    languages.language_script (ja and zh both Han), the stored script (read from the question's
+    text) only where the language code names none."""
+    known = {lang: language_script(lang) for lang in items["target_language"].unique()}
+    return pd.Series([known[lang] or stored for lang, stored in zip(items["target_language"], items["script"])],
+                     index=items.index)
+
+
+def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 0) -> SettingSummary:
+    items = items.reset_index(drop=True)  # pairs keep the items' row labels
+    judged = "judge_correct" in items and items["judge_correct"].notna().any()
+    metrics = {"string": "recall", "string_compat": "recall_compat"}
+    if judged:
+        metrics["judge"] = "judge_correct"
+    scores, matrices = {}, {}
+    for name, column in metrics.items():
+        pairs, source = pair_table(items, column)
+        scores[name] = transfer_scores(pairs, source, resamples, seed)
+        matrices[name] = language_matrices(pairs, source, items)
+    main = "judge_correct" if judged else "recall"
+    pairs, source = pair_table(items, main)
+    script = row_scripts(items)
+    source_script = script[items["is_source"]].groupby(items["q_id"]).first()
+    same = (script[pairs.index] == pairs["q_id"].map(source_script)).to_numpy()
+    by_script = {label: transfer_scores(pairs[mask], source, resamples, seed)
+                 for label, mask in (("same", same), ("cross", ~same)) if np.any(mask)}
+    return SettingSummary(
+        setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
+        string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
+        same_script=by_script, matrices=matrices, pair_counts=pair_counts(pairs, source, items),
+    )
+
+
+def summarise_eclektic(items: pd.DataFrame, judges: list[str] | None = None, resamples: int = 10_000,
+                       seed: int = 0) -> EclekticSummary:
+    """Every setting's scores; ``resamples`` and ``seed`` drive the bootstrap over questions."""
+    return EclekticSummary(
+        settings=[summarise_setting(group, resamples, seed) for _, group in items.groupby("setting", sort=False)],
+        judges=judges or [],
+    )
+
+
+def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame, EclekticSummary]:
+    """Score a predictions file in the official string-metric input format (q_id,
+    original_language, target_language, answer, prediction) without a model."""
+    from babelprobe.families.eclektic.data import ColumnMap, load_eclektic
+    from babelprobe.languages import detect_script
+    from babelprobe.families.eclektic.metrics import word_recall
+
+    rows = load_eclektic(path, ColumnMap.parse(columns), predictions=True)
+    items = pd.DataFrame([{
+        "q_id": r.q_id, "source_language": r.source_language, "target_language": r.target_language,
+        "is_source": r.is_source, "setting": "rescored",
+        "script": language_script(r.target_language) or detect_script(r.question or r.answer),
+        "answer": r.answer, "prediction": r.prediction,
+        "recall": word_recall(r.answer, r.prediction or "", r.target_language, "normalized"),
+        "recall_compat": word_recall(r.answer, r.prediction or "", r.target_language, "compat"),
+        "error": None,
+    } for r in rows])
+    return items, summarise_eclektic(items)

@@ -1,0 +1,42 @@
+"""`run eclektic` options (ECLeKTiC §3-4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from babelprobe.config import BUNDLED_DATA, FiguresOption, RunOptions, option
+from babelprobe.families.eclektic.data import ColumnMap
+
+DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
+
+
+class EclekticConfig(RunOptions, FiguresOption):
+    probe: Literal["eclektic"] = "eclektic"
+    data: Path = option(DEMO_ECLEKTIC, "questions: JSONL/CSV/Parquet, one row per question and target language")
+    columns: ColumnMap = option(
+        help="column mapping FIELD=COLUMN,... e.g. source_language=original_lang,target_language=lang,context=content",
+        default_factory=ColumnMap)
+    settings: list[Literal["closed-book", "general-hint", "source-language-name", "source-language-title",
+                           "open-book"]] = option(
+        ["closed-book"], "comma-separated: closed-book, general-hint, source-language-name, "
+        "source-language-title, open-book", style="comma")
+    judges: list[str] = option(help="judge model spec (repeat for a majority vote)", flag="--judge", style="repeat",
+                               default_factory=list)
+    langs: list[str] | None = option(None, "keep questions whose source and target are in these languages",
+                                     style="comma")
+    limit: int | None = option(None, "questions (seeded sample; all their target languages)", ge=1)
+    max_tokens: int = option(64, "new tokens per answer", ge=1)
+    chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
+                                     "without chat the answer is the first line", style="switch")
+    judge_max_tokens: int = Field(default=8, ge=1)
+    batch_size: int = option(8, "requests per generation batch", ge=1)
+    # judge prompts carry the context: long and of uneven length, so small batches pad less
+    judge_batch_size: int = option(8, "judge requests per generation batch", ge=1)
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _parse_columns(cls, value: Any) -> Any:
+        return ColumnMap.parse(value) if isinstance(value, str) else value

@@ -1,0 +1,189 @@
+"""ECLeKTiC's terminal table, HTML report sections, profile metrics and figures (Table 2, Figs. 5, 6, 11)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from rich.console import Console
+
+from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
+from babelprobe.report.figures import heatmap_figure, save_png
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text
+from babelprobe.report.terminal import titled as _titled
+from babelprobe.store import Manifest
+
+def _score_with_ci(s: Score | None) -> str:
+    """Value [bootstrap-over-questions CI] ± notebook margin; '-' where undefined (no judge, or no
+    source answer right so transfer has no denominator); a CI with no spread is marked."""
+    if s is None or math.isnan(s.value):
+        return "-"
+    ci = "[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}"
+
+
+def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
+                           console: Console | None = None) -> None:
+    """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
+    console = console or Console()
+    table = _titled("ECLeKTiC overall success and transfer score "
+                    "(%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
+    table.add_column("setting", no_wrap=True)
+    for col in ("judge: overall", "transfer", "string: overall", "transfer"):
+        table.add_column(col, justify="right")
+    for s in summary.settings:
+        table.add_row(s.setting, _score_with_ci(s.judge.overall if s.judge else None), _score_with_ci(s.judge.transfer if s.judge else None),
+                      _score_with_ci(s.string.overall), _score_with_ci(s.string.transfer))
+    console.print(table)
+    for s in summary.settings:
+        metric = "judge" if s.judge else "string metric"
+        parts = [f"{label}-script ({metric}): overall {_score_with_ci(t.overall)}, transfer {_score_with_ci(t.transfer)} "
+                 f"({t.overall.n} pairs)" for label, t in s.same_script.items()]
+        console.print(f"{s.setting}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
+                      f"{_score_with_ci(s.string_compat.overall)}, transfer {_score_with_ci(s.string_compat.transfer)}; "
+                      + "; ".join(parts), soft_wrap=True)
+    if summary.judges:
+        console.print("judges: " + ", ".join(summary.judges) + " (majority vote)", soft_wrap=True)
+    if manifest is not None:
+        console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
+
+
+
+# --- HTML report sections and profile metrics ---
+
+def _score_with_margin(s: Score | None) -> str:
+    if s is None or math.isnan(s.value):
+        return "-"
+    return f"{100 * s.value:.1f} ± {100 * s.margin:.1f}"
+
+
+def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Section]:
+    metric = eclektic_metric_name(summary)
+    scores = HtmlTable("overall success and transfer score (%, 95% margin; ECLeKTiC Table 2)",
+                   ["setting", "pairs", "errors", "judge: overall", "judge: transfer", "string: overall",
+                    "string: transfer", "notebook string (compat): overall", "transfer"],
+                   [[s.setting, str(s.string.overall.n), str(s.errors), _score_with_margin(s.judge.overall if s.judge else None),
+                     _score_with_margin(s.judge.transfer if s.judge else None), _score_with_margin(s.string.overall),
+                     _score_with_margin(s.string.transfer), _score_with_margin(s.string_compat.overall), _score_with_margin(s.string_compat.transfer)]
+                    for s in summary.settings])
+    scripts = HtmlTable(f"same- vs cross-script pairs ({metric}; §4.2)",
+                    ["setting", "pairs", f"overall ({metric})", f"transfer ({metric})"],
+                    [[s.setting + f" / {label}-script", str(t.overall.n), _score_with_margin(t.overall), _score_with_margin(t.transfer)]
+                     for s in summary.settings for label, t in s.same_script.items()])
+    paragraphs = [f"judges: {', '.join(summary.judges)} (majority vote)" if summary.judges
+                  else "no judge: the string metric (word recall) only"]
+    rows = []
+    for r in items.itertuples(index=False):
+        if r.error:
+            verdict = f"error: {r.error}"
+        else:
+            verdict = f"recall {r.recall:.2f}"
+            if getattr(r, "judge_correct", None) is not None:
+                verdict = ("judge: correct" if r.judge_correct else "judge: not correct") + "; " + verdict
+        rows.append([r.setting, f"{r.source_language} → {r.target_language}", r.target_language, text(r.prompt),
+                     text(r.prediction), r.answer, text(getattr(r, "judge_answers", None)), verdict])
+    table = ItemTable(["setting", "source → target", "target", "prompt", "model output", "gold", "judge answers",
+                       "verdict"], rows, filters=["setting", "target", "verdict"])
+    return [Section("ECLeKTiC summary", paragraphs, [scores, scripts],
+                    [figure(fig) for _, fig in eclektic_figure_list(summary)]),
+            Section("items", ["every (question, target language, setting) with the model's answer"], items=table)]
+
+
+def eclektic_profile(summary: EclekticSummary, items: pd.DataFrame) -> list[ProfileMetric]:
+    out = []
+    metric = "judge" if summary.settings and summary.settings[0].judge else "string"
+    for setting, group in items.groupby("setting", sort=False):
+        for lang, roles in by_language(group).items():
+            for role, scores in roles.items():
+                out += [_metric(f"ECLeKTiC {name} {role} ({setting}, {metric})", lang, getattr(scores, name))
+                        for name in ("overall", "transfer")]
+    return [m for m in out if not math.isnan(m.value)]
+
+
+def _metric(name: str, language: str, s: Score) -> ProfileMetric:
+    margin = 0.0 if math.isnan(s.margin) else s.margin
+    return ProfileMetric(name, language, 100 * s.value, 100 * max(0.0, s.value - margin),
+                         100 * min(1.0, s.value + margin), s.n)
+
+
+
+# --- figures ---
+
+def score_bars_figure(summary: EclekticSummary) -> Figure:
+    """Overall success and transfer score per setting with 95% margins (judge if judged)."""
+    settings = summary.settings
+    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(settings), 3.2))
+    x = np.arange(len(settings))
+    for offset, name in ((-0.2, "overall"), (0.2, "transfer")):
+        scores = [getattr(s.judge or s.string, name) for s in settings]
+        ax.bar(x + offset, [100 * sc.value for sc in scores], width=0.4, label=name,
+               yerr=[100 * sc.margin for sc in scores], capsize=3)
+    ax.set_xticks(x, [s.setting for s in settings], fontsize=8)
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"ECLeKTiC overall success and transfer ({eclektic_metric_name(summary)})", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def eclektic_metric_name(summary: EclekticSummary) -> str:
+    return "LLM judge" if summary.settings and summary.settings[0].judge else "string metric"
+
+
+def score_bars(summary: EclekticSummary, path: Path) -> Path:
+    return save_png(score_bars_figure(summary), path)
+
+
+def ablation_table(summary: EclekticSummary, path: Path) -> Path:
+    """The hint-ablation table (ECLeKTiC Table 2) as Markdown, both metrics."""
+    def cell(score) -> str:
+        return "-" if score is None else f"{100 * score.value:.1f}±{100 * score.margin:.1f}"
+
+    lines = ["| setting | judge overall | judge transfer | string overall | string transfer |",
+             "|---|---|---|---|---|"]
+    for s in summary.settings:
+        lines.append(f"| {s.setting} | {cell(s.judge.overall if s.judge else None)} | "
+                     f"{cell(s.judge.transfer if s.judge else None)} | {cell(s.string.overall)} | "
+                     f"{cell(s.string.transfer)} |")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def eclektic_figure_list(summary: EclekticSummary) -> list[tuple[str, Figure]]:
+    """(file stem, figure): the score bars, then overall and transfer heatmaps per setting."""
+    figures = [("eclektic_scores", score_bars_figure(summary))]
+    for s in summary.settings:
+        metric = "judge" if s.judge else "string"
+        for name in ("overall", "transfer"):
+            figures.append((f"eclektic_{s.setting}_{name}",
+                            heatmap_figure(s.matrices[metric][name], f"{s.setting}: {name} % ({metric})",
+                                           counts=s.pair_counts)))
+    return figures
+
+
+def eclektic_figures(summary: EclekticSummary, out: Path) -> list[Path]:
+    paths = [save_png(fig, out / f"{stem}.png") for stem, fig in eclektic_figure_list(summary)]
+    return paths + [ablation_table(summary, out / "eclektic_table.md")]
+
+
+def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
+    """(label, parameters, overall, transfer) per model, as ECLeKTiC Fig. 6."""
+    points = sorted(points, key=lambda p: p[1])
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    sizes = [p[1] for p in points]
+    ax.plot(sizes, [100 * p[2] for p in points], marker="o", label="overall success")
+    ax.plot(sizes, [100 * p[3] for p in points], marker="s", label="transfer score")
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 100)
+    for label, size, overall, _ in points:
+        ax.annotate(label, (size, 100 * overall), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save_png(fig, path)

@@ -1,0 +1,1 @@
+"""The memorization probe family: everything of it lives in this folder (family.py registers it)."""

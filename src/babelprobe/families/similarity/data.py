@@ -1,0 +1,99 @@
+"""Parallel sentences for language similarity (Shared Path §4.1: the same sentences in every
+language; the paper used Flores+).
+
+Two inputs:
+- a file (JSONL/CSV/Parquet) with ``id``, ``language``, ``text``: the same ``id`` is the same
+  sentence in each language (Flores+ exported this way, or anything else);
+- a directory in the Polyglot-or-Not release layout (``<lang>.parquet``): ``dataset_id`` is the
+  fact, the text is its first stem. Some translated files hold untranslated English copies; a
+  stem identical to the English one for the same fact is dropped when English is loaded.
+Only ids present in every language are kept, so each language's mean embedding is taken over the
+same sentences.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.tables import read_rows
+from babelprobe.data.validation import DatasetError, Problem
+
+REQUIRED = ("id", "language", "text")
+
+
+class ParallelSentence(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    language: str
+    text: str
+    source: str  # file:row
+
+
+def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
+    problems: list[Problem] = []
+    sentences: list[ParallelSentence] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, row in read_rows(path):
+        missing = [name for name in REQUIRED if row.get(name) is None or not str(row[name]).strip()]
+        if missing:
+            problems += [Problem(str(path), number, name, "missing or empty") for name in missing]
+            continue
+        language = str(row["language"]).strip()
+        if langs is not None and language not in langs:
+            continue
+        key = (str(row["id"]), language)
+        if key in seen:
+            problems.append(Problem(str(path), number, "id", f"duplicate id {key[0]!r} in {language} "
+                                    f"(first at row {seen[key]})"))
+            continue
+        seen[key] = number
+        sentences.append(ParallelSentence(id=key[0], language=language, text=str(row["text"]),
+                                          source=f"{path}:{number}"))
+    if problems:
+        raise DatasetError(problems)
+    return sentences
+
+
+def _from_polyglot_release(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
+    facts = load_cka_facts(path, langs)
+    english = {f.fact_id: f.stems[0] for f in facts if f.language == "en"}
+    return [
+        ParallelSentence(id=f.fact_id, language=f.language, text=f.stems[0], source=f.source)
+        for f in facts
+        if f.language == "en" or english.get(f.fact_id) != f.stems[0]
+    ]
+
+
+def load_parallel(path: str | Path, langs: Iterable[str] | None = None, limit: int | None = None,
+                  seed: int = 0) -> list[ParallelSentence]:
+    """The sentences of the ids present in every language; ``limit`` ids drawn with a seeded sample."""
+    path = Path(path)
+    langs = list(langs) if langs is not None else None
+    if not path.exists():
+        raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
+    sentences = _from_polyglot_release(path, langs) if path.is_dir() else _from_file(path, langs)
+    if not sentences and not langs:
+        return []  # load_items: "no parallel sentences: the dataset is empty", as for every family
+    by_language: dict[str, set[str]] = {}
+    for s in sentences:
+        by_language.setdefault(s.language, set()).add(s.id)
+    absent = [lang for lang in (langs or []) if lang not in by_language]
+    if absent:
+        raise DatasetError([Problem(str(path), None, "language", f"no sentences for {', '.join(absent)}")])
+    if len(by_language) < 2:
+        raise DatasetError([Problem(str(path), None, "language",
+                                    f"language similarity needs at least 2 languages, found {sorted(by_language)}")])
+    shared = sorted(set.intersection(*by_language.values()))
+    if not shared:
+        raise DatasetError([Problem(str(path), None, "id", "no id is present in every language: the data must be parallel")])
+    if limit is not None and limit < len(shared):
+        shared = sorted(random.Random(seed).sample(shared, limit))
+    keep = set(shared)
+    order = {lang: i for i, lang in enumerate(langs or sorted(by_language))}
+    return sorted((s for s in sentences if s.id in keep), key=lambda s: (order[s.language], s.id))

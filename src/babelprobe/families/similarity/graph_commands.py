@@ -1,0 +1,214 @@
+"""``babelprobe graph``: ρ_G, intra/cross topology, θ sweeps and graph drawings from stored files
+(Shared Path §4.2-4.3). Needs no model, like ``report``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from babelprobe.families.similarity.signals import read_memorization, read_similarity, read_tokens
+from babelprobe.data.validation import DatasetError
+
+if TYPE_CHECKING:  # analysis.graph imports scipy.stats (~0.8 s): only the graph commands load it
+    from babelprobe.families.similarity.graph import GraphCorrelation, GraphNodes
+
+graph_app = typer.Typer(help="Graph-based correlation of memorization and data volume over a language-similarity "
+                             "graph (no model needed).", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+SIMILARITY_HELP = "SIM.csv (square; first column 'language') or a similarity run directory"
+MEMORIZATION_HELP = "MEM.csv ('language' + one column per metric) or a memorization run directory"
+TOKENS_HELP = "TOKENS.csv: language,tokens (data volume per language)"
+SCALE_HELP = "log (natural log, as the authors' code) or raw: how tokens enter r, ρ_G and cross r"
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True, highlight=False)
+    raise typer.Exit(2)
+
+
+def _theta(value: float) -> float:
+    if not -1.0 <= value <= 1.0:
+        _fail(f"--theta must be in [-1, 1], got {value}")
+    return value
+
+
+def parse_thetas(text: str) -> list[float]:
+    """'0.3,0.35,0.4' or 'START:STOP:STEP' (STOP included)."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(x) for x in text.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError("need START <= STOP and STEP > 0")
+            count = int(round((stop - start) / step)) + 1
+            values = [round(start + i * step, 10) for i in range(count) if start + i * step <= stop + 1e-9]
+        else:
+            values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise ValueError(f"--thetas {text!r}: {exc} (use 0.3,0.35 or START:STOP:STEP)") from None
+    if not values:
+        raise ValueError("--thetas: no threshold given")
+    bad = [v for v in values if not -1.0 <= v <= 1.0]
+    if bad:
+        raise ValueError(f"--thetas: every θ must be in [-1, 1], got {bad}")
+    return values
+
+
+def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, layer: Optional[int],
+            prefix_tokens: Optional[int], metrics: Optional[str]):
+    if scale not in ("log", "raw"):
+        _fail(f"--tokens-scale must be log or raw, got {scale!r}")
+    try:
+        sim = read_similarity(similarity, layer)
+        mem = read_memorization(memorization, [m.strip() for m in metrics.split(",")] if metrics else None,
+                                prefix_tokens)
+        tok = read_tokens(tokens, scale)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    return sim, mem, tok
+
+
+def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
+    console.print(f"θ = {result.theta:g}, tokens {result.tokens_scale}: {len(nodes.languages)} languages, "
+                  f"{result.n_edges} edges, {result.n_subgraphs} subgraphs, {result.n_single_points} single points")
+    if nodes.dropped:
+        console.print("left out: " + "; ".join(f"{k} ({v})" for k, v in nodes.dropped.items()), soft_wrap=True)
+    table = Table()
+    for column in ("metric", "Pearson r", "ρ_G (intra)", "cross r"):
+        table.add_column(column)
+    for name, m in result.metrics.items():
+        cross = "—" if m.cross_r is None else f"{m.cross_r:+.2f}" + (" (2 subgraphs: ±1)" if m.cross_r_degenerate else "")
+        table.add_row(name, "—" if m.pearson_r is None else f"{m.pearson_r:+.2f}",
+                      "—" if m.rho_g is None else f"{m.rho_g:+.2f}", cross)
+    console.print(table)
+    for name, m in result.metrics.items():
+        for stat in ("pearson_r", "rho_g", "cross_r"):
+            reason = getattr(m, f"{stat}_undefined_reason")
+            if reason:
+                console.print(f"{name} {stat} undefined: {reason}", soft_wrap=True)
+
+
+def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[str, float]) -> None:
+    """The node signals as used (tokens as given, before any log)."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["language", "tokens", *memorization.values])
+        for lang in languages:
+            writer.writerow([lang, tokens[lang], *(v[lang] for v in memorization.values.values())])
+
+
+@graph_app.command("correlate")
+def correlate_command(
+    similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),
+    memorization: Path = typer.Option(..., "--memorization", help=MEMORIZATION_HELP),
+    tokens: Path = typer.Option(..., "--tokens", help=TOKENS_HELP),
+    theta: float = typer.Option(..., "--theta", help="edge threshold θ in [-1, 1] (Eq. 1; ties are edges)"),
+    out: Path = typer.Option(..., "--out", help="directory for graph.json, nodes.csv and graph.png"),
+    tokens_scale: str = typer.Option("log", "--tokens-scale", help=SCALE_HELP),
+    layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
+    prefix_tokens: Optional[int] = typer.Option(None, help="with a memorization run: this prompt length's table "
+                                                           "(default: the longest)"),
+    metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
+    figures: bool = typer.Option(True, "--figures/--no-figures", help="draw the graph at θ (graph.png)"),
+) -> None:
+    """Pearson r, ρ_G and cross-topology r of each metric vs tokens at one θ (Table 1; Tables 6-11)."""
+    from babelprobe.families.similarity.graph import correlate
+
+    _theta(theta)
+    sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
+    try:
+        result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
+    except ValueError as exc:
+        _fail(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "graph.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    _write_nodes(out / "nodes.csv", nodes.languages, mem, tok)
+    if figures:
+        from babelprobe.families.similarity.graph_figures import draw_graphs
+
+        draw_graphs(sim.restricted(nodes.languages), [theta], out / "graph.png")
+    _print(result, nodes)
+    console.print(f"results: {out / 'graph.json'}")
+
+
+@graph_app.command("sweep")
+def sweep_command(
+    similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),
+    memorization: Path = typer.Option(..., "--memorization", help=MEMORIZATION_HELP),
+    tokens: Path = typer.Option(..., "--tokens", help=TOKENS_HELP),
+    thetas: str = typer.Option(..., "--thetas", help="thresholds: 0.31,0.33,0.35 or START:STOP:STEP"),
+    out: Path = typer.Option(..., "--out", help="directory for sweep.csv, sweep.json and sweep.png"),
+    tokens_scale: str = typer.Option("log", "--tokens-scale", help=SCALE_HELP),
+    layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
+    prefix_tokens: Optional[int] = typer.Option(None, help="with a memorization run: this prompt length's table "
+                                                           "(default: the longest)"),
+    metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
+    figures: bool = typer.Option(True, "--figures/--no-figures", help="write sweep.png (Fig. 4)"),
+) -> None:
+    """One row per θ: #subgraph, #single point, intra ρ_G and cross r per metric (Tables 6-11, Fig. 4)."""
+    from babelprobe.families.similarity.graph import sweep, sweep_rows
+
+    try:
+        values = parse_thetas(thetas)
+    except ValueError as exc:
+        _fail(str(exc))
+    sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
+    try:
+        results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
+    except ValueError as exc:
+        _fail(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+    rows = sweep_rows(results)
+    with (out / "sweep.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "sweep.json").write_text(json.dumps([r.model_dump() for r in results], indent=2) + "\n", encoding="utf-8")
+    if figures:
+        from babelprobe.families.similarity.graph_figures import sweep_figure
+
+        sweep_figure(results, out / "sweep.png", f"ρ_G (intra) and cross-topology r vs tokens ({tokens_scale})")
+    table = Table(title=f"θ sweep (tokens {tokens_scale})")
+    names = list(results[0].metrics)
+    for column in ("θ", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
+        table.add_column(column)
+
+    def cell(v: float | None, degenerate: bool = False) -> str:
+        return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
+
+    for r in results:
+        table.add_row(f"{r.theta:g}", str(r.n_subgraphs), str(r.n_single_points),
+                      *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
+                        for n in names))
+    console.print(table)
+    if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
+        console.print("* 2 subgraphs: cross r is ±1 by construction")
+    console.print(f"results: {out / 'sweep.csv'}")
+
+
+@graph_app.command("draw")
+def draw_command(
+    similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),
+    thetas: str = typer.Option(..., "--thetas", help="thresholds to draw, e.g. 0.3,0.4,0.5"),
+    out: Path = typer.Option(..., "--out", help="PNG file to write"),
+    layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
+) -> None:
+    """Draw the thresholded language graph at a few θ, one panel each (Fig. 3)."""
+    from babelprobe.families.similarity.graph_figures import draw_graphs
+
+    try:
+        values = parse_thetas(thetas)
+        sim = read_similarity(similarity, layer)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    draw_graphs(sim, values, out)
+    console.print(f"figure: {out}")

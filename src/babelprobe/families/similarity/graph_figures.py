@@ -1,0 +1,107 @@
+"""Figures of the Shared Path analysis: the similarity heatmap, typology correlation per layer
+(App. B.4, Figs. 5-8), the thresholded graph at a few θ (Fig. 3) and a θ sweep (Fig. 4)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import networkx as nx  # noqa: E402
+import numpy as np  # noqa: E402
+
+from babelprobe.families.similarity.graph import GraphCorrelation  # noqa: E402
+from babelprobe.families.similarity.signals import SimilarityMatrix  # noqa: E402
+from babelprobe.families.similarity.graph_metrics import components, threshold_graph  # noqa: E402
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> Path:
+    return _save(similarity_heatmap_figure(similarity, title), path)
+
+
+def similarity_heatmap_figure(similarity: SimilarityMatrix, title: str):
+    n = len(similarity.languages)
+    fig, ax = plt.subplots(figsize=(1.5 + 0.42 * n, 1.0 + 0.4 * n))
+    image = ax.imshow(similarity.values, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(range(n), similarity.languages, fontsize=7, rotation=90)
+    ax.set_yticks(range(n), similarity.languages, fontsize=7)
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return fig
+
+
+def typology_by_layer(rows: Sequence[dict], path: Path, title: str) -> Path:
+    return _save(typology_by_layer_figure(rows, title), path)
+
+
+def typology_by_layer_figure(rows: Sequence[dict], title: str):
+    """Pearson r of model similarity vs typological similarity, one line per feature set."""
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for feature in sorted({r["features"] for r in rows}):
+        points = sorted((r["layer"], r["pearson_r"]) for r in rows if r["features"] == feature)
+        ax.plot([p[0] for p in points], [math.nan if p[1] is None else p[1] for p in points], marker="o",
+                markersize=3, label=feature)
+    ax.axhline(0, color="grey", linewidth=0.5)
+    ax.set_xlabel("layer (0 = embeddings)")
+    ax.set_ylabel("Pearson r over language pairs")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def draw_graphs(similarity: SimilarityMatrix, thetas: Sequence[float], path: Path) -> Path:
+    """Fig. 3: the graph of Eq. 1 at each θ, nodes coloured by connected component."""
+    fig, axes = plt.subplots(1, len(thetas), figsize=(4.2 * len(thetas), 4.2), squeeze=False)
+    languages = list(similarity.languages)
+    for ax, theta in zip(axes[0], thetas):
+        graph = threshold_graph(similarity.values, languages, theta)
+        parts = components(graph, languages)
+        colour = {lang: i for i, part in enumerate(parts) for lang in part}
+        layout = nx.spring_layout(graph, seed=0, k=1.5 / math.sqrt(max(len(languages), 1)))
+        nx.draw_networkx_edges(graph, layout, ax=ax, alpha=0.35)
+        nx.draw_networkx_nodes(graph, layout, ax=ax, node_size=260, cmap="tab20", vmin=0, vmax=19,
+                               node_color=[colour[lang] % 20 for lang in graph.nodes])
+        nx.draw_networkx_labels(graph, layout, ax=ax, font_size=7)
+        single = sum(1 for part in parts if len(part) == 1)
+        ax.set_title(f"θ = {theta:g}: {graph.number_of_edges()} edges, {len(parts)} subgraphs, {single} single",
+                     fontsize=8)
+        ax.axis("off")
+    return _save(fig, path)
+
+
+def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str) -> Path:
+    """Fig. 4: intra-topology ρ_G (solid) and cross-topology r (dashed) per metric across θ (top);
+    subgraph and single-point counts (bottom). Undefined values leave gaps."""
+    thetas = [r.theta for r in results]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, height_ratios=[2, 1])
+    metrics = list(results[0].metrics) if results else []
+    for i, name in enumerate(metrics):
+        colour = f"C{i % 10}"
+        intra = [np.nan if r.metrics[name].rho_g is None else r.metrics[name].rho_g for r in results]
+        cross = [np.nan if r.metrics[name].cross_r is None else r.metrics[name].cross_r for r in results]
+        top.plot(thetas, intra, color=colour, marker="o", markersize=3, label=f"{name} intra (ρ_G)")
+        top.plot(thetas, cross, color=colour, marker="x", markersize=3, linestyle="--", label=f"{name} cross (r)")
+    top.axhline(0, color="grey", linewidth=0.5)
+    top.set_ylim(-1.05, 1.05)
+    top.set_ylabel("correlation with tokens")
+    top.set_title(title, fontsize=9)
+    top.legend(fontsize=6, ncol=2)
+    bottom.plot(thetas, [r.n_subgraphs for r in results], marker="o", markersize=3, label="# subgraph")
+    bottom.plot(thetas, [r.n_single_points for r in results], marker="s", markersize=3, label="# single point")
+    bottom.set_xlabel("threshold θ")
+    bottom.set_ylabel("count")
+    bottom.legend(fontsize=7)
+    return _save(fig, path)
