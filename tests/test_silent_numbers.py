@@ -151,6 +151,12 @@ def test_a_script_without_segmenter_is_said_once_never_silently():
     said = [w for w in caught if issubclass(w.category, segmenters.SegmenterMissing)]
     assert len(said) == 1 and "Khmer" in str(said[0].message)
     assert any("Khmer" in line for line in segmenters.recorded_warnings())
+    segmenters.start_run()  # the next run says it again, once
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text_units("ភាសាខ្មែរ")
+        text_units("ភាសាខ្មែរ")
+    assert len([w for w in caught if issubclass(w.category, segmenters.SegmenterMissing)]) == 1
 
 
 def test_a_missing_segmenter_package_is_recorded(monkeypatch):
@@ -162,7 +168,7 @@ def test_a_missing_segmenter_package_is_recorded(monkeypatch):
     monkeypatch.setitem(segmenters._FACTORIES, "th", absent)
     monkeypatch.setattr(segmenters, "_RECORDED", {})
     segmenters.segmenter.cache_clear()
-    segmenters.segment_run.cache_clear()
+    segmenters._segment.cache_clear()
     try:
         with pytest.warns(segmenters.SegmenterMissing, match="pythainlp is not installed"):
             units = text_units("กาแฟ")
@@ -170,7 +176,7 @@ def test_a_missing_segmenter_package_is_recorded(monkeypatch):
         assert any("pythainlp" in line for line in segmenters.recorded_warnings())
     finally:
         segmenters.segmenter.cache_clear()
-        segmenters.segment_run.cache_clear()
+        segmenters._segment.cache_clear()
 
 
 def test_join_units_puts_no_space_inside_unspaced_text():

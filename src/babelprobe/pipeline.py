@@ -144,6 +144,9 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     tell a half-finished run's progress)."""
     family = get_family(config.probe)
     t_start = time.perf_counter()
+    from babelprobe.segmenters import start_run
+
+    start_run()  # a script cut into characters is said once per run, in its manifest
     items = load_items(family, config)  # validates before anything is written or loaded
     specs = [config.model] + (family.second_stage.models(config) if family.second_stage else [])
     for spec in specs:

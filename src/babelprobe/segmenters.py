@@ -57,7 +57,7 @@ def _japanese() -> Segmenter:
     import fugashi
     import unidic_lite
 
-    tagger = fugashi.Tagger(f"-d {unidic_lite.DICDIR}")
+    tagger = fugashi.Tagger(f'-d "{unidic_lite.DICDIR}"')
     return Segmenter("ja", "fugashi + unidic-lite", lambda text: [word.surface for word in tagger(text)])
 
 
@@ -75,15 +75,13 @@ _FACTORIES: dict[str, Callable[[], Segmenter]] = {"th": _thai, "ja": _japanese, 
 
 @lru_cache(maxsize=None)
 def segmenter(language: str) -> Segmenter | None:
-    """The segmenter of a language, None (recorded) when it has none or its package is missing."""
+    """The segmenter of a language, None when it has none or its package is missing."""
     factory = _FACTORIES.get(language)
     if factory is None:
         return None
     try:
         return factory()
-    except ImportError as exc:
-        _record(language, f"no word segmenter for {language!r}: {PACKAGES[language]} is not installed ({exc}); "
-                          "its text is cut into characters")
+    except ImportError:
         return None
 
 
@@ -94,8 +92,13 @@ def _record(key: str, message: str) -> None:
 
 
 def recorded_warnings() -> list[str]:
-    """The fallbacks of this process (this run), one line each."""
+    """The fallbacks of this run (since :func:`start_run`, else this process), one line each."""
     return list(_RECORDED.values())
+
+
+def start_run() -> None:
+    """Forget the fallbacks said so far: each run says its own once (pipeline.run calls this)."""
+    _RECORDED.clear()
 
 
 def run_language(script: str, text: str, language: str | None = None) -> str | None:
@@ -110,16 +113,26 @@ def run_language(script: str, text: str, language: str | None = None) -> str | N
     return SCRIPT_LANGUAGE.get(script)
 
 
-@lru_cache(maxsize=65536)
 def segment_run(run: str, language: str | None, script: str) -> tuple[int, ...]:
     """Word boundaries (end offsets) inside ``run``, a whitespace-free stretch of one unspaced
-    language; one per grapheme cluster when no segmenter can cut it (recorded)."""
+    language; one per grapheme cluster when no segmenter can cut it (said once per run)."""
+    ends, fallback = _segment(run, language, script)
+    if fallback:
+        _record(*fallback)
+    return ends
+
+
+@lru_cache(maxsize=65536)
+def _segment(run: str, language: str | None, script: str) -> tuple[tuple[int, ...], tuple[str, str] | None]:
     cutter = segmenter(language) if language else None
     if cutter is None:
-        if not language or language not in _FACTORIES:
-            _record(script, f"no word segmenter for {script} script text: it is cut into characters "
-                            "(grapheme clusters), not words")
-        return tuple(m.end() for m in regex.finditer(r"\X", run))
+        if language in _FACTORIES:
+            fallback = (language, f"no word segmenter for {language!r}: {PACKAGES[language]} is not installed; "
+                                  "its text is cut into characters (grapheme clusters), not words")
+        else:
+            fallback = (script, f"no word segmenter for {script} script text: it is cut into characters "
+                                "(grapheme clusters), not words")
+        return tuple(m.end() for m in regex.finditer(r"\X", run)), fallback
     ends, at = [], 0
     for word in cutter.cut(run):
         found = run.find(word, at) if word else -1
@@ -129,4 +142,4 @@ def segment_run(run: str, language: str | None, script: str) -> tuple[int, ...]:
         ends.append(at)
     if not ends or ends[-1] != len(run):
         ends.append(len(run))
-    return tuple(ends)
+    return tuple(ends), None

@@ -175,9 +175,11 @@ def name_cloze_correct(prediction: str, names: Iterable[str], language: str | No
     pred = normalize(name)
     if not pred:
         return False
+    candidates = {normalize(c) for c in name_candidates(names, language)}
+    if pred in {normalize(n) for n in names}:
+        return True  # a whole gold name, even one that is a title (a character called "Captain")
     if all(is_honorific(word, language) for word in name.split()):
         return False
-    candidates = {normalize(c) for c in name_candidates(names, language)}
     return pred in candidates or any(similarity(pred, c) >= NAME_CLOZE_THRESHOLD for c in candidates)
 
 
