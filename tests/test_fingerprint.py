@@ -110,10 +110,10 @@ REQUEST_DEFINITIONS = (
 PINNED = (2, "aff8a30537f217635c5424d39ee6f748091590fda9e58bcaa162ad14311aedf1")
 
 
-def scoring_code_hash() -> str:
+def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
     package = Path(base.__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for source in SCORING_SOURCES:
+    for source in sources:
         digest.update((package / source).read_bytes())
     for definition in REQUEST_DEFINITIONS:
         digest.update(inspect.getsource(definition).encode())
@@ -127,3 +127,58 @@ def test_scoring_code_changes_bump_the_backend_revision():
         f"answers can change, bump BACKEND_REVISION in src/babelprobe/models/hf.py; then update this hash: "
         f"PINNED = ({BACKEND_REVISION}, {current!r}) in tests/test_fingerprint.py"
     )
+
+
+# The encoder-decoder backend (mT5 span corruption) has its own BACKEND_REVISION and reuses
+# hf.py's tokenization; its answers change with any of these files (issue 16 §7).
+SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py")
+# revision 1: the code as of issue 16 (pinned then, no change in answers)
+PINNED_SEQ2SEQ = (1, "f00843175252c38b6fddde671fe52b9d4387c910ac39db1fd7c716fe254a8602")
+
+
+def test_seq2seq_scoring_code_changes_bump_its_backend_revision():
+    from babelprobe.models.seq2seq import BACKEND_REVISION as SEQ2SEQ_REVISION
+
+    current = scoring_code_hash(SEQ2SEQ_SOURCES)
+    assert (SEQ2SEQ_REVISION, current) == PINNED_SEQ2SEQ, (
+        f"the encoder-decoder scoring code ({', '.join(SEQ2SEQ_SOURCES)}, request definitions) changed: if "
+        f"answers can change, bump BACKEND_REVISION in src/babelprobe/models/seq2seq.py; then update this hash: "
+        f"PINNED_SEQ2SEQ = ({SEQ2SEQ_REVISION}, {current!r}) in tests/test_fingerprint.py"
+    )
+
+
+TOKENIZER_FILES = {
+    "spiece.model": b"t5 sentencepiece", "sentencepiece.bpe.model": b"xglm sentencepiece",
+    "cl100k_base.tiktoken": b"aGVsbG8= 0", "qwen.tiktoken": b"d29ybGQ= 1", "vocab.txt": b"[PAD]\n[UNK]",
+    "merges.txt": b"#version: 0.2\nh e", "source.spm": b"marian spm", "bpe.codes": b"h@@ e",
+    "tokenizer_config.json": b"{}", "sentencepiece.model": b"spm", "vocab.json": b"{}",
+}
+
+
+@pytest.mark.parametrize("changed", sorted(TOKENIZER_FILES))
+def test_directory_fingerprint_covers_every_tokenizer_file(tmp_path, monkeypatch, changed):
+    """mT5 (spiece.model), XGLM (sentencepiece.bpe.model), tiktoken-based and BERT-style
+    tokenizers load files under their own names: each one changes the key."""
+    monkeypatch.setenv("BABELPROBE_HOME", str(tmp_path / "home"))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights")
+    (model / "config.json").write_text("{}")
+    for name, data in TOKENIZER_FILES.items():
+        (model / name).write_bytes(data)
+    before = resolve(f"hf:{model}").fingerprint("cpu", "float32", BACKEND_REVISION)
+    (model / changed).write_bytes(TOKENIZER_FILES[changed] + b" changed")
+    after = resolve(f"hf:{model}").fingerprint("cpu", "float32", BACKEND_REVISION)
+    assert before.weights == after.weights and before.key() != after.key()
+
+
+def test_directory_fingerprint_ignores_docs_and_hashes_weights_apart(tmp_path, monkeypatch):
+    monkeypatch.setenv("BABELPROBE_HOME", str(tmp_path / "home"))
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    (tmp_path / "spiece.model").write_bytes(b"spm")
+    (tmp_path / "README.md").write_text("a model card")
+    before = resolve(f"hf:{tmp_path}").fingerprint("cpu", "float32", BACKEND_REVISION)
+    (tmp_path / "README.md").write_text("a model card, edited")
+    assert resolve(f"hf:{tmp_path}").fingerprint("cpu", "float32", BACKEND_REVISION).key() == before.key()
+    (tmp_path / "model.safetensors").write_bytes(b"other weights")
+    assert resolve(f"hf:{tmp_path}").fingerprint("cpu", "float32", BACKEND_REVISION).weights != before.weights

@@ -48,7 +48,7 @@ def inputs(tmp_path):
     sim = write_sim(tmp_path / "sim.csv")
     mem = write_rows(tmp_path / "mem.csv", ["language", "EM", "PM"],
                      [["en", 0.10, -40.0], ["de", 0.20, -38.0], ["ru", 0.30, -35.0], ["uk", 0.30, -33.0],
-                      ["fr", 0.15, -39.0], ["ja", 0.5, -30.0]])
+                      ["fr", 0.15, -39.0]])
     return sim, mem, TOKENS_FIXTURE
 
 
@@ -65,7 +65,8 @@ def test_correlate_writes_the_contract(inputs, tmp_path):
     raw = (out / "graph.json").read_text()
     assert "NaN" not in raw and "Infinity" not in raw
     data = json.loads(raw)
-    assert set(data) == {"theta", "tokens_scale", "n_edges", "n_subgraphs", "n_single_points", "metrics"}
+    assert set(data) == {"theta", "tokens_scale", "n_edges", "n_subgraphs", "n_single_points", "metrics", "dropped"}
+    assert data["dropped"] == {}
     assert set(data["metrics"]) == {"EM", "PM"}
     for metric in data["metrics"].values():
         assert set(metric) == {"pearson_r", "pearson_r_undefined_reason", "rho_g", "rho_g_undefined_reason",
@@ -84,7 +85,6 @@ def test_correlate_writes_the_contract(inputs, tmp_path):
     lap = np.diag(adjacency.sum(1)) - adjacency
     assert em["rho_g"] == pytest.approx(m @ lap @ t / math.sqrt((m @ lap @ m) * (t @ lap @ t)))
     assert (out / "graph.png").is_file() and (out / "nodes.csv").is_file()
-    assert "ja" not in (out / "nodes.csv").read_text()  # not in the similarity: no node
 
 
 def test_correlate_undefined_is_null_with_reason(inputs, tmp_path):
@@ -169,15 +169,98 @@ def test_tokens_and_theta_validation(inputs, tmp_path):
     assert result.exit_code == 2
     assert f"{tokens}, row 2, field 'tokens': 0 tokens: --tokens-scale log needs counts > 0" in result.output.replace("\n", "")
     result = invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", tokens,
-                    "--theta", 0.4, "--tokens-scale", "raw", "--out", tmp_path / "o", "--no-figures")
+                    "--theta", 0.4, "--tokens-scale", "raw", "--out", tmp_path / "o", "--no-figures", "--allow-missing")
     assert result.exit_code == 0, result.output
     result = invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", tokens,
                     "--theta", 1.2, "--out", tmp_path / "o")
     assert result.exit_code == 2 and "--theta must be in [-1, 1]" in result.output
     disjoint = write_rows(tmp_path / "tok2.csv", ["language", "tokens"], [["ja", 10], ["zh", 5]])
     result = invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", disjoint,
-                    "--theta", 0.4, "--out", tmp_path / "o")
+                    "--theta", 0.4, "--out", tmp_path / "o", "--allow-missing")
     assert result.exit_code == 2 and "at least 2 are needed" in result.output
+
+
+def _flat(output: str) -> str:
+    return " ".join(output.split())
+
+
+@pytest.mark.parametrize("command", ["correlate", "sweep"])
+def test_language_missing_from_an_input_is_exit_2_unless_allowed(inputs, tmp_path, command):
+    """Issue 16 §6: ja measured for memorization but absent from the similarity, and fr absent from
+    the memorization table, used to be dropped with a stdout line and exit 0."""
+    sim, _, tokens = inputs
+    mem = write_rows(tmp_path / "mem.csv", ["language", "EM"],
+                     [["en", 0.1], ["de", 0.2], ["ru", 0.3], ["uk", 0.3], ["ja", 0.5]])
+    theta = ["--theta", "0.41"] if command == "correlate" else ["--thetas", "0.3,0.41"]
+    out = tmp_path / command
+    result = invoke(command, "--similarity", sim, "--memorization", mem, "--tokens", tokens, *theta,
+                    "--out", out, "--no-figures")
+    assert result.exit_code == 2, result.output
+    text = _flat(result.output)
+    assert "fr (no value for EM)" in text and "ja (not in the similarity matrix)" in text and "--allow-missing" in text
+    assert not out.exists()
+    result = invoke(command, "--similarity", sim, "--memorization", mem, "--tokens", tokens, *theta,
+                    "--out", out, "--no-figures", "--allow-missing")
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / ("graph.json" if command == "correlate" else "sweep.json")).read_text())
+    for record in (data if isinstance(data, list) else [data]):
+        assert record["dropped"] == {"fr": "no value for EM", "ja": "not in the similarity matrix"}
+
+
+def test_tokens_table_may_hold_languages_no_run_measured(inputs, tmp_path):
+    """The token counts are a reference table (101 mC4 languages): extra rows are not 'missing'."""
+    sim, mem, tokens = inputs
+    assert len(_read_languages(tokens)) > 50
+    result = invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", tokens,
+                    "--theta", 0.41, "--out", tmp_path / "o", "--no-figures")
+    assert result.exit_code == 0, result.output
+
+
+def _read_languages(path: Path) -> list[str]:
+    return [row["language"] for row in csv.DictReader(path.open())]
+
+
+@pytest.mark.parametrize("value,field", [("1.5", "de"), ("-1.2", "de"), ("100", "de")])
+def test_similarity_outside_minus_one_one_is_refused(inputs, tmp_path, value, field):
+    _, mem, tokens = inputs
+    bad = tmp_path / "bad_sim.csv"
+    bad.write_text(f"language,en,de\nen,1,{value}\nde,{value},1\n")
+    result = invoke("correlate", "--similarity", bad, "--memorization", mem, "--tokens", tokens,
+                    "--theta", 0.4, "--out", tmp_path / "o", "--allow-missing")
+    assert result.exit_code == 2
+    flat = result.output.replace("\n", "")
+    assert f"row 1, field '{field}': similarity {float(value):g} is outside [-1, 1]" in flat and str(bad) in flat
+
+
+def test_rounding_noise_on_the_diagonal_is_accepted(inputs, tmp_path):
+    _, mem, tokens = inputs
+    ok = tmp_path / "sim.csv"
+    ok.write_text("language,en,de\nen,1.0000000000000002,0.5\nde,0.5,0.9999999999999998\n")
+    result = invoke("correlate", "--similarity", ok, "--memorization", mem, "--tokens", tokens,
+                    "--theta", 0.4, "--out", tmp_path / "o", "--no-figures", "--allow-missing")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("scale", ["raw", "log"])
+def test_negative_token_counts_are_refused(inputs, tmp_path, scale):
+    sim, mem, _ = inputs
+    tokens = write_rows(tmp_path / "tok.csv", ["language", "tokens"],
+                        [["en", 10], ["de", 3], ["ru", -5], ["uk", 2], ["fr", 4]])
+    result = invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", tokens,
+                    "--theta", 0.4, "--tokens-scale", scale, "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert f"{tokens}, row 3, field 'tokens': -5 tokens: a count cannot be negative" in result.output.replace("\n", "")
+
+
+def test_similarity_csv_round_trips_at_full_precision(tmp_path):
+    """similarity.csv used to be written to 6 decimals: an edge at sim = θ + 4e-7 vanished."""
+    from babelprobe.analysis.similarity import LayerSimilarity, write_matrix_csv
+    from babelprobe.data.signals import read_similarity_csv
+
+    values = np.array([[1.0, 0.4000004, 1 / 3], [0.4000004, 1.0, 0.1 + 0.2], [1 / 3, 0.1 + 0.2, 1.0]])
+    layer = LayerSimilarity(layer=2, languages=["en", "de", "th"], matrix=values.tolist())
+    read = read_similarity_csv(write_matrix_csv(layer, tmp_path / "similarity.csv"))
+    assert np.array_equal(read.values, values)
 
 
 def test_parse_thetas():

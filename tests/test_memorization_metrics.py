@@ -87,7 +87,7 @@ def test_rouge_l_hand_computed_and_equal_to_rouge_score_on_words():
 
 
 def test_rm_units_words_work_for_every_script():
-    assert rm_units("我爱北京", [9, 9], "words") == ["我", "爱", "北", "京"]
+    assert rm_units("我爱北京", [9, 9], "words") == ["我", "爱", "北京"]  # jieba's words (issue 16 §2)
     assert rm_units("Привет, мир!", [1], "words") == ["привет", "мир"]
     assert rm_units("x", [4, 5], "tokens") == [4, 5]
 
@@ -203,3 +203,16 @@ def test_summary_counts_skips_and_correlates_prompt_lengths():
     assert pearson([1.0], [2.0])[0] is None
     assert pearson([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == (None, "a signal is constant over the languages")
     assert math.isclose(pearson([1, 2, 3], [2, 4, 7])[0], np.corrcoef([1, 2, 3], [2, 4, 7])[0, 1])
+
+
+def test_docstring_says_the_authors_rouge_l_scored_token_ids():
+    """Issue 16 §8: the authors join the token ids with spaces and give those strings to
+    `evaluate`'s rouge; rouge-score keeps digit runs, so that is ROUGE-L over ids, as here."""
+    import babelprobe.metrics.memorization as memorization
+
+    doc = " ".join(memorization.__doc__.split())
+    assert "on decoded text" not in doc
+    assert "joins the generated and the true suffix's ids with spaces" in doc
+    generated, reference = [17, 4, 923, 4, 8], [17, 923, 4, 55, 8, 1]
+    theirs = rouge_scorer.RougeScorer(["rougeL"]).score(" ".join(map(str, reference)), " ".join(map(str, generated)))
+    assert rouge_l(generated, reference) == pytest.approx(theirs["rougeL"].fmeasure)

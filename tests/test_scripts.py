@@ -164,12 +164,14 @@ def zh_item(passage: str = ZH, names: tuple[str, ...] = ("林黛玉",)) -> OwlIt
                    language_group="unseen", passage_id="1", passage=passage, names=names)
 
 
-def test_unspaced_passages_shuffle_and_split_by_characters():
+def test_unspaced_passages_shuffle_and_split_by_words():
+    # units are jieba's words (issue 16 §2), not characters
     shuffled = shuffle_words(ZH, seed=0, key="hlm/1/zh")
     assert shuffled != ZH and sorted(shuffled) == sorted(ZH)
+    assert "林黛玉" in shuffled and "众人" in shuffled
     first, second = split_passage(ZH)
     assert first and second and first + second == ZH
-    assert len(first) == len(text_units(ZH)) // 2
+    assert len(text_units(first)) == len(text_units(ZH)) // 2
     prompt = OwlProbe("prefix").prompt(zh_item())
     assert f"<passage>{first}</passage>" in prompt
 
@@ -197,9 +199,11 @@ def test_names_glued_to_unspaced_text_are_masked():
 
 
 def test_a_name_that_cannot_be_masked_is_an_error_row():
+    # the Finnish genitive Tomin is a form of the name, masked since issue 16 §1
+    assert mask_names("Tomin kissa istui.", ["Tom"], "fi") == f"{MASK} kissa istui."
     with pytest.raises(NameNotMaskable, match="Tom"):
-        mask_names("Tomin kissa istui.", ["Tom"])  # Finnish genitive: only inside a longer word
-    item = zh_item("Tomin kissa istui ikkunalla.", ("Tom",)).model_copy(update={"language": "fi"})
+        mask_names("Tomintalossakinko kissa istui.", ["Tom"], "fi")  # an ending beyond the rule
+    item = zh_item("Tomintalossakinko kissa istui ikkunalla.", ("Tom",)).model_copy(update={"language": "fi"})
     probe = OwlProbe("name-cloze", "masked")
     assert probe.requests(item) == []  # nothing is asked
     with pytest.raises(NameNotMaskable):

@@ -5,9 +5,11 @@ One rule for every family: a character's script is its Unicode ``Script`` proper
 ``regex`` module's ``\\p{Script=…}``, never from character names or code-point ranges); letters
 and marks shared by several scripts (``Script=Common``/``Inherited``: the Japanese prolonged
 sound mark ー, combining accents) take their ``Script_Extensions``. Texts are split into units by
-:func:`text_units`: whitespace words in spaced scripts, one grapheme cluster per unit in scripts
-written without spaces (Han, kana, Thai, ...). Hangul is spaced: Korean puts spaces between
-words (eojeol), with particles attached to the word before them.
+:func:`text_units`: whitespace words in spaced scripts, and words found by a dictionary
+segmenter in scripts written without spaces (Thai, Japanese, Chinese: babelprobe.segmenters;
+other unspaced scripts, or a segmenter not installed: one grapheme cluster per unit, with a
+recorded warning). Hangul is spaced: Korean puts spaces between words (eojeol), with particles
+attached to the word before them.
 
 Scripts are read from the text itself, so a Serbian file written in Latin letters is counted as
 Latin; :func:`language_script` gives the usual script of a language code (CLDR likely subtags)
@@ -111,25 +113,46 @@ def joins_without_space(text_before: str) -> bool:
     return False
 
 
-def _runs(chunk: str) -> list[str]:
-    """Units of one whitespace-free chunk: each grapheme cluster of an unspaced script alone,
-    maximal runs of everything else together."""
+def _runs(chunk: str, context: str, language: str | None) -> list[str]:
+    """Units of one whitespace-free chunk: the words of each stretch of an unspaced script (cut by
+    its language's segmenter, babelprobe.segmenters), maximal runs of everything else together.
+    ``context`` (the whole text) tells Japanese Han from Chinese (kana anywhere in it)."""
+    from babelprobe.segmenters import run_language, segment_run
+
     units: list[str] = []
     spaced_run = ""
+    run, run_key = "", None  # a stretch of unspaced clusters one segmenter cuts
+
+    def flush_run() -> None:
+        nonlocal run, run_key
+        if run:
+            language, script = run_key
+            start = 0
+            for end in segment_run(run, language, script):
+                units.append(run[start:end])
+                start = end
+        run, run_key = "", None
+
     for cluster in regex.findall(r"\X", chunk):
         if is_unspaced(cluster[0]):
             if spaced_run:
                 units.append(spaced_run)
                 spaced_run = ""
-            units.append(cluster)
+            script = char_script(cluster[0])
+            key = (run_language(script, context, language), script)
+            if run and (key[0] != run_key[0] or key[0] is None and key[1] != run_key[1]):
+                flush_run()
+            run, run_key = run + cluster, run_key or key
         else:
+            flush_run()
             spaced_run += cluster
+    flush_run()
     if spaced_run:
         units.append(spaced_run)
     return units
 
 
-def unit_spans(text: str) -> list[tuple[int, int]]:
+def unit_spans(text: str, language: str | None = None) -> list[tuple[int, int]]:
     """(start, end) of each unit of ``text`` (see :func:`text_units`)."""
     spans = []
     for chunk in regex.finditer(r"\S+", text):
@@ -137,18 +160,20 @@ def unit_spans(text: str) -> list[tuple[int, int]]:
             spans.append(chunk.span())
             continue
         start = chunk.start()
-        for unit in _runs(chunk.group()):
+        for unit in _runs(chunk.group(), text, language):
             spans.append((start, start + len(unit)))
             start += len(unit)
     return spans
 
 
-def text_units(text: str) -> list[str]:
+def text_units(text: str, language: str | None = None) -> list[str]:
     """The script's units of ``text``: whitespace-separated words in spaced scripts (exactly
-    ``text.split()`` for a text with no unspaced letter), and one grapheme cluster per unit in
-    scripts written without spaces, where no word boundary is marked ('吾輩は猫' -> 4 units;
-    a Latin word or punctuation inside such text stays one unit)."""
-    return [text[a:b] for a, b in unit_spans(text)]
+    ``text.split()`` for a text with no unspaced letter), and words in scripts written without
+    spaces, cut by a dictionary segmenter ('吾輩は猫である' -> ['吾輩', 'は', '猫', 'で', 'ある'];
+    Thai by pythainlp, Chinese by jieba; babelprobe.segmenters); a Latin word or punctuation
+    inside such text stays one unit. ``language`` (a code) settles Han text without kana that is
+    Japanese; by default Han is Japanese only in a text with kana."""
+    return [text[a:b] for a, b in unit_spans(text, language)]
 
 
 def script_runs(text: str) -> list[tuple[str | None, str]]:
@@ -173,13 +198,18 @@ def script_runs(text: str) -> list[tuple[str | None, str]]:
 
 def join_units(units: list[str]) -> str:
     """Units back into text: a space between two units unless one side is of a script written
-    without spaces (for spaced texts this is ``" ".join(units)``)."""
+    without spaces or full-width punctuation (for spaced texts this is ``" ".join(units)``)."""
     out = ""
     for unit in units:
-        if out and not is_unspaced(out[-1]) and not is_unspaced(unit[0]):
+        if out and not _joins_tight(out[-1]) and not _joins_tight(unit[0]):
             out += " "
         out += unit
     return out
+
+
+def _joins_tight(ch: str) -> bool:
+    """A letter of an unspaced script, or full-width punctuation (，。：), which takes no space."""
+    return is_unspaced(ch) or (unicodedata.category(ch)[0] == "P" and unicodedata.east_asian_width(ch) in "WF")
 
 
 def language_name(code: str) -> str:

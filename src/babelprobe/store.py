@@ -63,6 +63,7 @@ class Manifest(BaseModel):
     requests: RequestCounts
     platform: str
     usage: Usage | None = None  # tokens billed by a served model in this run (openai: backend)
+    warnings: list[str] = []  # e.g. text of a script with no word segmenter cut into characters
 
 
 def package_versions() -> dict[str, str]:
@@ -95,6 +96,9 @@ def file_stamp(path: Path) -> dict[str, Any]:
 
 
 def new_manifest(**fields: Any) -> Manifest:
+    from babelprobe.segmenters import recorded_warnings
+
+    fields.setdefault("warnings", recorded_warnings())
     return Manifest(
         created=new_manifest_time(), command=sys.argv,
         versions=package_versions(), git_revision=git_revision(),

@@ -153,16 +153,26 @@ def _dir_weights_hash(path: Path) -> str:
 
 
 # Files besides the weights that change a directory's answers: the tokenizer (and its chat
-# template), the architecture config, and generation_config.json (eos ids).
+# template), the architecture config, and generation_config.json (eos ids). Tokenizers load files
+# under many names (spiece.model, sentencepiece.bpe.model, *.tiktoken, vocab.txt, merges.txt,
+# bpe.codes, source.spm, ...), so rather than list them, every top-level file of the directory is
+# hashed except the weights (hashed apart) and files no loader reads (docs, licences, images):
+# a tokenizer file under a name nobody listed still changes the key.
+WEIGHT_SUFFIXES = frozenset({".safetensors", ".bin", ".gguf", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx"})
+UNREAD_FILES = ("README*", "*.md", "LICENSE*", "LICENCE*", "NOTICE*", "COPYING*", ".git*", "*.png", "*.jpg",
+                "*.jpeg", "*.gif", "*.svg", "*.lock", "*.tmp")
 SUPPORT_FILE_PATTERNS = (
     "config.json", "generation_config.json", "tokenizer*.json", "tokenizer.model", "special_tokens_map.json",
     "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt", "chat_template.*",
-)
+)  # the ones every loader reads; kept as documentation, all are covered by the rule above
 
 
 def _dir_support_hash(path: Path) -> str:
-    files = {f for pattern in SUPPORT_FILE_PATTERNS for f in path.glob(pattern) if f.is_file()}
-    return _hash_files(list(files))
+    # transformers also reads chat templates from additional_chat_templates/
+    candidates = [*path.iterdir(), *path.glob("additional_chat_templates/*")]
+    files = [f for f in candidates if f.is_file() and f.suffix not in WEIGHT_SUFFIXES
+             and not any(f.match(pattern) for pattern in UNREAD_FILES)]
+    return _hash_files(files)
 
 
 def _hub_commit(spec: str, hub_id: str, revision: str) -> str:

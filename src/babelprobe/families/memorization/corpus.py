@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from babelprobe.data.langid import Identifier, standard_code
+from babelprobe.data.langid import Identifier, check_languages, standard_code
 from babelprobe.data.validation import DatasetError, Problem
 
 CORPUS_SUFFIXES = (".txt", ".jsonl", ".parquet")
@@ -279,8 +279,11 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
     ``out`` and return the counts. With ``languages`` given, other languages are skipped and
     reading stops once each has ``per_language`` rows."""
     settings = settings or FilterSettings()
+    if languages:
+        check_languages(identifier, languages)  # refused before anything is read or written
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(languages) if languages else None
+    checked: set[str] = set(languages or ())
     filters = text_filters(settings)
     counts: dict[str, LanguageCounts] = defaultdict(LanguageCounts)
     removed: dict[str, Counter] = defaultdict(Counter)
@@ -305,6 +308,9 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
         language = doc.language
         if (wanted is not None and language not in wanted) or language in full:
             continue
+        if language not in checked:  # a language first seen in the data: refused before it is sampled to zero
+            check_languages(identifier, [language])
+            checked.add(language)
         counts[language].read += 1
         text = doc.text.strip()
         reason = next((name for name, check in filters if check(text)), None)

@@ -5,9 +5,11 @@
 - RM: BLEU (nltk ``sentence_bleu``, smoothing method1, as the authors' code) and ROUGE-L
   (longest common subsequence F-measure, Lin 2004) over units that work in every script: the
   model's token ids (the authors' BLEU; the default) or words from ``metrics.owl.script_tokens``.
-  The authors' ROUGE-L went through ``evaluate``'s rouge on decoded text, whose default tokenizer
-  keeps only [a-z0-9] and scores Cyrillic, Han, Devanagari, ... as empty; here it uses the same
-  units as BLEU.
+  The authors' ROUGE-L also scored token ids, not decoded text: their code joins the generated
+  and the true suffix's ids with spaces (" ".join of the id numbers) and passes those strings to
+  ``evaluate``'s rouge, whose tokenizer keeps the digit runs, so each id is one ROUGE token. Here
+  ROUGE-L is computed on the id sequences directly (the same LCS, no string round trip) or on
+  ``script_tokens`` words, the same units as BLEU.
 - PM: log Pr(s | p) = sum_r log p(s_r | p, s_<r) (§3.1, Kim et al. 2023), from the backend.
 - Calibrated scores (beyond the paper, same forward): per-token mean log-prob; Min-K% Prob (Shi et
   al. 2023); zlib-entropy ratio (Carlini et al. 2021).

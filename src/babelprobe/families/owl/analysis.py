@@ -21,6 +21,12 @@ PRONOUNS = frozenset({
     "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
     "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
     "их", "я", "ты", "мы", "вы", "nó", "họ",
+    # Ukrainian (той/та: the demonstratives that stand for "he"/"she" in narration)
+    "він", "вона", "воно", "вони", "його", "її", "йому", "їй", "ним", "нею", "них", "їх", "їм", "ти", "ми", "ви",
+    "мене", "тебе", "нас", "вас", "той", "та", "те", "ті", "цей", "ця",
+    # Bulgarian
+    "той", "тя", "то", "те", "него", "нея", "тях", "му", "ѝ", "им", "аз", "ти", "ние", "вие", "мен", "теб",
+    "нас", "вас", "тоя", "тази", "този",
 })
 ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
                "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
@@ -69,7 +75,7 @@ def error_category(row: pd.Series) -> str:
         return "[MASK] echoed"
     if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
         return "pronoun"  # the transliteration of "он" is "on": look up the written form too
-    if len(name.split()) == 1 and is_honorific(name):
+    if name.split() and all(is_honorific(word, row.get("language")) for word in name.split()):
         return "honorific"
     if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
         return "multiple guesses"
@@ -210,7 +216,7 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
                     names = ast.literal_eval(raw) if isinstance(raw, str) else list(raw or [])
                 except (ValueError, SyntaxError):
                     raise DatasetError([Problem(str(path), number, "Single_ent", f"not a list of names: {raw!r}")])
-                record["correct"] = name_cloze_correct(prediction, [str(n) for n in names])
+                record["correct"] = name_cloze_correct(prediction, [str(n) for n in names], lang)
             else:
                 reference = str(row.get(f"{lang}_second_half") or "")
                 continuation = trim_echo(str(row.get(f"{lang}_first_half") or ""), extract_continuation(prediction))

@@ -82,37 +82,104 @@ def parse_name(text: str) -> str:
     return " ".join(_inside_tags(text).split())
 
 
-# Titles and forms of address, compared after normalize() without dots ("Mr." -> "mr",
-# "Doña" -> "dona", "господин" -> "gospodin"): a word of a name, never a name alone.
-HONORIFICS = frozenset({
-    "mr", "mrs", "ms", "miss", "sir", "lady", "lord", "madam", "madame", "monsieur", "mademoiselle", "m", "mme",
-    "mlle", "senor", "senora", "senorita", "don", "dona", "sr", "sra", "srta", "herr", "frau", "fraulein", "dr",
-    "doctor", "captain", "gospodin", "gospozha", "bay", "bayan", "bey", "hanim", "efendi", "ong", "ba",
-})
+# Titles, ranks, kinship terms and forms of address that stand before (or for) a character's name
+# in each language, written as in running text: a word of a name, never the name alone (a model
+# answering "Count" for Count Vronsky, "князь" for князь Мышкин or "Uncle" for Uncle Tom has
+# named no one). Pinned by tests/test_owl_metrics.py. Compared casefolded as written and after
+# normalize() without dots ("Mr." -> "mr", "Doña" -> "dona", "господин" -> "gospodin").
+HONORIFICS_BY_LANGUAGE: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in {
+    "en": "mr mrs ms miss mister missus sir dame lady lord madam ma'am master mistress dr doctor prof professor "
+          "rev reverend father mother brother sister uncle aunt auntie cousin grandfather grandmother grandpa "
+          "grandma granny count countess duke duchess prince princess king queen baron baroness earl marquis "
+          "marquess viscount emperor empress tsar czar sultan captain capt colonel col general gen major "
+          "lieutenant lt sergeant sgt corporal admiral commander st saint judge squire",
+    "es": "señor señora señorita sr sra srta don doña tío tía padre madre fray sor conde condesa duque duquesa "
+          "príncipe princesa rey reina marqués marquesa barón baronesa capitán coronel general teniente doctor "
+          "dr san santo santa maese",
+    "fr": "monsieur m mme madame mademoiselle mlle mgr monseigneur maître père mère frère sœur oncle tante "
+          "comte comtesse duc duchesse prince princesse roi reine marquis marquise baron baronne vicomte "
+          "vicomtesse capitaine colonel général lieutenant docteur abbé saint sainte st ste dame sire",
+    "de": "herr frau fräulein hr frl doktor dr professor prof graf gräfin fürst fürstin prinz prinzessin herzog "
+          "herzogin könig königin baron baronin freiherr onkel tante vater mutter bruder schwester hauptmann "
+          "oberst general leutnant major kapitän sankt st pfarrer pastor",
+    "it": "signor signore signora signorina sig don donna conte contessa duca duchessa principe principessa re "
+          "regina marchese marchesa barone zio zia padre madre fra frate suor dottore dottor dott capitano "
+          "colonnello generale san santo santa messer",
+    "pt": "senhor senhora sr sra dom dona tio tia conde condessa duque duquesa príncipe princesa rei rainha barão "
+          "baronesa marquês marquesa capitão coronel general doutor dr padre frei são santo santa seu",
+    "nl": "meneer mijnheer mevrouw juffrouw heer graaf gravin prins prinses koning koningin baron oom tante "
+          "dokter dr kapitein kolonel generaal sint",
+    "ru": "господин госпожа барин барыня сударь сударыня князь княгиня княжна граф графиня барон баронесса царь "
+          "царица император императрица принц принцесса король королева герцог герцогиня дядя тётя тетя "
+          "батюшка матушка отец мать брат сестра дедушка бабушка капитан полковник генерал майор поручик "
+          "лейтенант ротмистр доктор профессор пан пани мистер миссис мисс сэр леди лорд мадам месье святой "
+          "св товарищ гражданин гражданка",
+    "uk": "пан пані панна панич добродій добродійка князь княгиня граф графиня король королева цар цариця "
+          "дядько тітка батько мати брат сестра дід баба капітан полковник генерал майор лікар доктор професор "
+          "святий св отець отаман гетьман сотник містер місіс міс сер леді лорд",
+    "bg": "господин госпожа госпожица г-н г-жа г-ца бай кака чичо вуйчо леля баба дядо княз княгиня граф "
+          "графиня цар царица крал кралица принц принцеса капитан полковник генерал майор доктор професор поп "
+          "отец свети св мистър мисис мис сър лейди лорд",
+    "pl": "pan pani panna panicz hrabia hrabina książę księżna król królowa baron wuj wujek ciocia ciotka stryj "
+          "ojciec matka brat siostra kapitan pułkownik generał major porucznik doktor dr profesor prof ksiądz "
+          "ks święty św",
+    "cs": "pan paní slečna hrabě hraběnka kníže kněžna princ princezna král královna baron strýc strejda teta "
+          "otec matka bratr sestra kapitán plukovník generál major doktor dr profesor svatý sv páter",
+    "tr": "bay bayan bey hanım efendi paşa ağa hoca dayı amca teyze hala abla ağabey abi sultan şah kral kraliçe "
+          "prens prenses kont kontes dük yüzbaşı albay general doktor dr profesor prof aziz hazreti mösyö madam "
+          "matmazel",
+    "vi": "ông bà cô chú bác cậu dì ngài cụ thầy vua chị",
+    "hu": "úr asszony kisasszony gróf grófnő herceg hercegnő király királynő báró bácsi néni doktor dr kapitány "
+          "ezredes tábornok szent",
+}.items()}
 
 
-def is_honorific(word: str) -> bool:
-    return normalize(word).strip(".") in HONORIFICS
+def _honorific_keys(words: frozenset[str]) -> frozenset[str]:
+    return frozenset({w.casefold() for w in words} | {normalize(w).strip(".") for w in words})
 
 
-def name_candidates(names: Iterable[str]) -> set[str]:
+_HONORIFIC_KEYS = {lang: _honorific_keys(words) for lang, words in HONORIFICS_BY_LANGUAGE.items()}
+# Every language's list (used where the language is not known); a passage's own language adds
+# its list to English's, as models often answer in English.
+HONORIFICS = frozenset().union(*_HONORIFIC_KEYS.values())
+
+
+def honorifics(language: str | None = None) -> frozenset[str]:
+    if not isinstance(language, str) or not language:  # unknown (None, or a missing table cell)
+        return HONORIFICS
+    return _HONORIFIC_KEYS["en"] | _HONORIFIC_KEYS.get(language.split("-")[0].lower(), frozenset())
+
+
+def is_honorific(word: str, language: str | None = None) -> bool:
+    keys = honorifics(language)
+    return (unicodedata.normalize("NFKC", word).casefold().strip(".") in keys
+            or normalize(word).strip(".") in keys)
+
+
+def name_candidates(names: Iterable[str], language: str | None = None) -> set[str]:
     """Every gold name and every single word of it except honorifics ("Hester Prynne" -> also
     "Hester", "Prynne"; "Mr. Darcy" -> also "Darcy", not "Mr."): a model answering "Mr." has not
     named anyone. (The authors' script keeps every word; the issue overrides it.)"""
     out = set()
     for name in names:
         out.add(name)
-        out.update(word for word in name.split() if not is_honorific(word))
+        out.update(word for word in name.split() if not is_honorific(word, language))
     return {n for n in out if n.strip()}
 
 
-def name_cloze_correct(prediction: str, names: Iterable[str]) -> bool:
+def name_cloze_correct(prediction: str, names: Iterable[str], language: str | None = None) -> bool:
     """Correct iff the normalised name equals a candidate exactly or has similarity >= 0.7 with
-    one (OWL §2.2, fn. 6; candidates: name_candidates)."""
-    pred = normalize(parse_name(prediction))
+    one (OWL §2.2, fn. 6; candidates: name_candidates). An answer made only of honorifics
+    ("Uncle" for Uncle Tom, similarity 0.71) names no one and is never correct."""
+    name = parse_name(prediction)
+    pred = normalize(name)
     if not pred:
         return False
-    candidates = {normalize(c) for c in name_candidates(names)}
+    candidates = {normalize(c) for c in name_candidates(names, language)}
+    if pred in {normalize(n) for n in names}:
+        return True  # a whole gold name, even one that is a title (a character called "Captain")
+    if all(is_honorific(word, language) for word in name.split()):
+        return False
     return pred in candidates or any(similarity(pred, c) >= NAME_CLOZE_THRESHOLD for c in candidates)
 
 
@@ -128,12 +195,13 @@ def extract_continuation(text: str) -> str:
     return " ".join((body[:end] if end >= 0 else body).split())
 
 
-def split_passage(passage: str) -> tuple[str, str]:
+def split_passage(passage: str, language: str | None = None) -> tuple[str, str]:
     """First and second half at the unit midpoint (len(units) // 2), as the authors split at the
-    word midpoint; units are words in spaced scripts and characters in scripts written without
-    spaces (languages.text_units), so a Chinese or Thai passage is split in two halves too.
-    Whitespace runs become single spaces (for spaced text: the authors' " ".join of words)."""
-    spans = unit_spans(passage)
+    word midpoint; units are words in every script (languages.text_units: whitespace words, and
+    dictionary-segmented words in Thai, Japanese and Chinese), so a Chinese or Thai passage is
+    split in two halves of words too. Whitespace runs become single spaces (for spaced text: the
+    authors' " ".join of words)."""
+    spans = unit_spans(passage, language)
     cut = spans[len(spans) // 2][0] if spans else len(passage)
     return " ".join(passage[:cut].split()), " ".join(passage[cut:].split())
 
@@ -154,8 +222,8 @@ def trim_echo(prefix: str, output: str) -> str:
 
 def script_tokens(text: str) -> list[str]:
     """A tokenizer for every script: NFKC + casefold; letters, marks and digits form words;
-    punctuation and symbols are dropped; in scripts written without spaces (Han, kana, Thai,
-    ...) each character (grapheme cluster) is a token (languages.text_units). rouge-score's
+    punctuation and symbols are dropped; in scripts written without spaces (Thai, Japanese,
+    Chinese) words come from a dictionary segmenter (languages.text_units). rouge-score's
     default tokenizer keeps only [a-z0-9] and would score every Cyrillic, Greek or Devanagari
     text as empty."""
     text = unicodedata.normalize("NFKC", text).casefold()

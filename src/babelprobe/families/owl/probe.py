@@ -111,11 +111,11 @@ class OwlRecord(BaseModel):
     error: str | None = None
 
 
-def perturb(passage: str, names: tuple[str, ...], perturbation: str, seed: int, key: str) -> str:
+def perturb(passage: str, names: tuple[str, ...], perturbation: str, seed: int, key: str, language: str = "") -> str:
     if perturbation in ("masked", "masked-shuffled"):
-        passage = mask_names(passage, names)
+        passage = mask_names(passage, names, language)
     if perturbation in ("shuffled", "masked-shuffled"):
-        passage = shuffle_words(passage, seed, key)
+        passage = shuffle_words(passage, seed, key, language or None)
     return passage
 
 
@@ -155,7 +155,7 @@ class OwlProbe:
     def _demonstration(self) -> str:
         if not self.shots:
             return ""
-        passage = perturb(DEMO_PASSAGE, DEMO_NAMES, self.perturbation, self.seed, "demonstration")
+        passage = perturb(DEMO_PASSAGE, DEMO_NAMES, self.perturbation, self.seed, "demonstration", "en")
         if self.task == "direct":
             answer = f'<output>"title": "{DEMO_TITLE}", "author": "{DEMO_AUTHOR}"</output>'
         elif self.task == "name-cloze":
@@ -167,13 +167,13 @@ class OwlProbe:
 
     def prompt(self, item: OwlItem) -> str:
         language = language_name(item.language)
-        passage = perturb(item.passage, item.names, self.perturbation, self.seed, item.key)
+        passage = perturb(item.passage, item.names, self.perturbation, self.seed, item.key, item.language)
         if self.task == "direct":
             return DIRECT_PROMPT.format(language=language, demonstration=self._demonstration(), passage=passage)
         if self.task == "name-cloze":
             return NAME_CLOZE_PROMPT.format(demonstration=self._demonstration(), passage=passage)
-        first, second = split_passage(passage)
-        return PREFIX_PROMPT.format(language=language, word_count=len(text_units(second)),
+        first, second = split_passage(passage, item.language)
+        return PREFIX_PROMPT.format(language=language, word_count=len(text_units(second, item.language)),
                                     demonstration=self._demonstration(), passage=first)
 
     @property
@@ -228,8 +228,8 @@ class OwlProbe:
                               author_correct=author_ok)
         if self.task == "name-cloze":
             return self._base(item, output=output, name=parse_name(full),
-                              correct=name_cloze_correct(full, item.names))
-        first, second = split_passage(item.passage)
+                              correct=name_cloze_correct(full, item.names, item.language))
+        first, second = split_passage(item.passage, item.language)
         continuation = trim_echo(first, extract_continuation(full))
         return self._base(
             item, output=output, continuation=continuation, reference=second,

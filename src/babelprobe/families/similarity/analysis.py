@@ -110,10 +110,12 @@ def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: Typolo
 
 
 def write_matrix_csv(matrix: LayerSimilarity, path: Path) -> Path:
-    """The SIM.csv layout of ``babelprobe graph``: first column ``language``, then one per language."""
+    """The SIM.csv layout of ``babelprobe graph``: first column ``language``, then one per language.
+    Values at full round-trip precision (Python's shortest repr): a run folder fed to ``graph``
+    must give the edges the run had, and an edge at sim = θ ± 1e-7 would flip at 6 decimals."""
     frame = pd.DataFrame(matrix.matrix, index=matrix.languages, columns=matrix.languages)
     frame.index.name = "language"
-    frame.to_csv(path, float_format="%.6f")
+    frame.to_csv(path, float_format=lambda value: repr(float(value)))
     return path
 
 

@@ -141,6 +141,7 @@ def graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None:
     console.print(f"data volume STAND-IN: {standin} (language_data speaking population; give real token counts "
                   "with --tokens)", soft_wrap=True)
     common = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
-                  layer=None, prefix_tokens=None, metrics=None, figures=True)
+                  layer=None, prefix_tokens=None, metrics=None, figures=True,
+                  allow_missing=True)  # the demo's runs cover different languages: graph.json lists the dropped
     correlate_command(theta=0.5, out=out / "theta-0.5", **common)
     sweep_command(thetas="0.0:0.9:0.1", out=out / "sweep", **common)

@@ -40,6 +40,9 @@ class GraphCorrelation(BaseModel):
     n_subgraphs: int
     n_single_points: int
     metrics: dict[str, MetricCorrelation]
+    # languages of an input left out because another input lacks them (language -> why),
+    # recorded whether the run was allowed to go on (--allow-missing) or not
+    dropped: dict[str, str] = {}
 
 
 class GraphNodes(BaseModel):
@@ -59,7 +62,10 @@ def scaled_tokens(tokens: dict[str, float], scale: TokensScale) -> dict[str, flo
 
 
 def graph_nodes(similarity: SimilarityMatrix, memorization: LanguageSignals, tokens: dict[str, float]) -> GraphNodes:
-    """Languages in the similarity, in every memorization metric and in the token counts."""
+    """Languages in the similarity, in every memorization metric and in the token counts.
+    Dropped: a similarity language some signal lacks, and a memorization language with no
+    similarity row (both measured, one left out). The token counts are a reference table (the
+    study's 101 mC4 languages) and may hold languages no run measured: those are not dropped."""
     keep, dropped = [], {}
     for lang in similarity.languages:
         missing = [name for name, values in memorization.values.items() if lang not in values]
@@ -69,6 +75,10 @@ def graph_nodes(similarity: SimilarityMatrix, memorization: LanguageSignals, tok
             dropped[lang] = "no value for " + ", ".join(missing)
         else:
             keep.append(lang)
+    measured = sorted({lang for values in memorization.values.values() for lang in values})
+    for lang in measured:
+        if lang not in similarity.languages:
+            dropped[lang] = "not in the similarity matrix"
     return GraphNodes(languages=keep, dropped=dropped)
 
 
@@ -100,6 +110,7 @@ def correlate(similarity: SimilarityMatrix, memorization: LanguageSignals, token
     result = GraphCorrelation(
         theta=theta, tokens_scale=tokens_scale, n_edges=graph.number_of_edges(),
         n_subgraphs=len(components(graph, languages)), n_single_points=single_points(graph), metrics=metrics,
+        dropped=nodes.dropped,
     )
     return result, nodes
 

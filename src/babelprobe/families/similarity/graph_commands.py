@@ -28,6 +28,8 @@ SIMILARITY_HELP = "SIM.csv (square; first column 'language') or a similarity run
 MEMORIZATION_HELP = "MEM.csv ('language' + one column per metric) or a memorization run directory"
 TOKENS_HELP = "TOKENS.csv: language,tokens (data volume per language)"
 SCALE_HELP = "log (natural log, as the authors' code) or raw: how tokens enter r, ρ_G and cross r"
+ALLOW_MISSING_HELP = ("go on when a language of the similarity or memorization input is missing from another "
+                      "input (it is left out and listed under 'dropped' in the results); without it: exit 2")
 
 
 def _fail(message: str) -> None:
@@ -76,6 +78,19 @@ def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, laye
     return sim, mem, tok
 
 
+def _check_missing(sim, mem, tok, allow_missing: bool) -> dict[str, str]:
+    """Languages one input has and another lacks (Shared Path §4.2 builds one graph over the
+    languages of every input): exit 2 naming them, unless --allow-missing."""
+    from babelprobe.analysis.graph import graph_nodes
+
+    dropped = graph_nodes(sim, mem, tok).dropped
+    if dropped and not allow_missing:
+        _fail(f"{len(dropped)} language(s) missing from an input: "
+              + "; ".join(f"{lang} ({why})" for lang, why in dropped.items())
+              + " (pass --allow-missing to leave them out)")
+    return dropped
+
+
 def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
     console.print(f"θ = {result.theta:g}, tokens {result.tokens_scale}: {len(nodes.languages)} languages, "
                   f"{result.n_edges} edges, {result.n_subgraphs} subgraphs, {result.n_single_points} single points")
@@ -118,12 +133,14 @@ def correlate_command(
                                                            "(default: the longest)"),
     metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="draw the graph at θ (graph.png)"),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help=ALLOW_MISSING_HELP),
 ) -> None:
     """Pearson r, ρ_G and cross-topology r of each metric vs tokens at one θ (Table 1; Tables 6-11)."""
     from babelprobe.families.similarity.graph import correlate
 
     _theta(theta)
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
+    _check_missing(sim, mem, tok, allow_missing)
     try:
         result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
@@ -152,6 +169,7 @@ def sweep_command(
                                                            "(default: the longest)"),
     metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write sweep.png (Fig. 4)"),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help=ALLOW_MISSING_HELP),
 ) -> None:
     """One row per θ: #subgraph, #single point, intra ρ_G and cross r per metric (Tables 6-11, Fig. 4)."""
     from babelprobe.families.similarity.graph import sweep, sweep_rows
@@ -161,6 +179,9 @@ def sweep_command(
     except ValueError as exc:
         _fail(str(exc))
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
+    dropped = _check_missing(sim, mem, tok, allow_missing)
+    if dropped:
+        console.print("left out: " + "; ".join(f"{k} ({v})" for k, v in dropped.items()), soft_wrap=True)
     try:
         results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:

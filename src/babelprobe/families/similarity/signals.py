@@ -24,6 +24,10 @@ from babelprobe.data.validation import DatasetError, Problem
 SIMILARITY_CSV = "similarity.csv"
 MEMORIZATION_CSV = "memorization.csv"
 SYMMETRY_TOLERANCE = 1e-6
+# A similarity (cosine, CKA) lies in [-1, 1]; full-precision files may hold 1.0000000000000002 on
+# the diagonal (floating-point rounding), a value beyond this is a different quantity (a distance,
+# a percentage) given by mistake.
+RANGE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,13 @@ def read_similarity_csv(path: Path) -> SimilarityMatrix:
                                     f"row {lang!r} has no column: the matrix must be square"))
     if problems:
         raise DatasetError(problems)
+    for a in columns:
+        for b in columns:
+            value = values[b][a]
+            if not -1.0 - RANGE_TOLERANCE <= value <= 1.0 + RANGE_TOLERANCE:
+                problems.append(Problem(str(path), row_of[a], b, f"similarity {value:g} is outside [-1, 1]"))
+    if problems:
+        raise DatasetError(problems)
     matrix = np.array([[values[b][a] for b in columns] for a in columns], dtype=np.float64)
     for i, a in enumerate(columns):
         for j in range(i + 1, len(columns)):
@@ -179,9 +190,14 @@ def read_memorization(path: Path, metrics: list[str] | None = None, prefix_token
 
 
 def read_tokens(path: Path, scale: str) -> dict[str, float]:
-    """TOKENS.csv ``language,tokens``; with the log scale every count must be > 0."""
+    """TOKENS.csv ``language,tokens``; a count is never negative, and with the log scale every
+    count must be > 0."""
     table = _table(path, ("tokens",))
     tokens = table.values["tokens"]
+    negative = [Problem(str(path), table.row_of[lang], "tokens", f"{value:g} tokens: a count cannot be negative")
+                for lang, value in tokens.items() if value < 0]
+    if negative:
+        raise DatasetError(negative)
     if scale == "log":
         bad = [Problem(str(path), table.row_of[lang], "tokens",
                        f"{value:g} tokens: --tokens-scale log needs counts > 0 (or use --tokens-scale raw)")
