@@ -14,7 +14,6 @@ from babelprobe import store
 from babelprobe.families.cka.analysis import summarise_cka
 from babelprobe.cli import app
 from babelprobe.families.cka.config import DEMO_CKA
-from babelprobe.families.eclektic.config import DEMO_ECLEKTIC
 from babelprobe.families.owl.config import DEMO_OWL
 from babelprobe.families import family_names, get_family
 from babelprobe.families.cka.config import CKAConfig

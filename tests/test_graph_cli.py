@@ -254,8 +254,8 @@ def test_negative_token_counts_are_refused(inputs, tmp_path, scale):
 
 def test_similarity_csv_round_trips_at_full_precision(tmp_path):
     """similarity.csv used to be written to 6 decimals: an edge at sim = θ + 4e-7 vanished."""
-    from babelprobe.analysis.similarity import LayerSimilarity, write_matrix_csv
-    from babelprobe.data.signals import read_similarity_csv
+    from babelprobe.families.similarity.analysis import LayerSimilarity, write_matrix_csv
+    from babelprobe.families.similarity.signals import read_similarity_csv
 
     values = np.array([[1.0, 0.4000004, 1 / 3], [0.4000004, 1.0, 0.1 + 0.2], [1 / 3, 0.1 + 0.2, 1.0]])
     layer = LayerSimilarity(layer=2, languages=["en", "de", "th"], matrix=values.tolist())

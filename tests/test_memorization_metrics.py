@@ -208,7 +208,7 @@ def test_summary_counts_skips_and_correlates_prompt_lengths():
 def test_docstring_says_the_authors_rouge_l_scored_token_ids():
     """Issue 16 §8: the authors join the token ids with spaces and give those strings to
     `evaluate`'s rouge; rouge-score keeps digit runs, so that is ROUGE-L over ids, as here."""
-    import babelprobe.metrics.memorization as memorization
+    import babelprobe.families.memorization.metrics as memorization
 
     doc = " ".join(memorization.__doc__.split())
     assert "on decoded text" not in doc

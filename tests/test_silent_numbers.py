@@ -13,15 +13,15 @@ import warnings
 import pandas as pd
 import pytest
 
-from babelprobe.analysis.owl import error_category
-from babelprobe.data.owl import OwlItem
+from babelprobe.families.owl.analysis import error_category
+from babelprobe.families.owl.data import OwlItem
 from babelprobe.data.perturbations import MASK, NameNotMaskable, mask_names, shuffle_units, shuffle_words
 from babelprobe.languages import join_units, text_units
-from babelprobe.metrics.eclektic import word_recall
-from babelprobe.metrics.owl import (
+from babelprobe.families.eclektic.metrics import word_recall
+from babelprobe.families.owl.metrics import (
     HONORIFICS_BY_LANGUAGE, is_honorific, name_candidates, name_cloze_correct, script_tokens, split_passage,
 )
-from babelprobe.probes.owl import OwlProbe
+from babelprobe.families.owl.probe import OwlProbe
 
 # ---------------------------------------------------------------- 1. masking never leaks the name
 
@@ -224,7 +224,7 @@ def test_normalized_recall_rules(gold, prediction, language, expected):
 
 
 def test_every_rule_is_documented():
-    import babelprobe.metrics.eclektic as module
+    import babelprobe.families.eclektic.metrics as module
 
     for phrase in ("Whole tokens", "Arabic-Indic", "Persian", "Devanagari", "Thai", "dotless", "soft hyphen",
                    "Roman numeral", "one-letter", "BTS입니다", "으로서", "이지만", "세종 대왕", "בכנסת", "กาแฟ"):

@@ -85,7 +85,7 @@ def _same_case(found: str, form: str, word: str) -> bool:
 
 def _mask_one(text: str, name: str, language: str) -> tuple[str, bool, list[str]]:
     """(text with every form of ``name`` masked, whether any was, forms that could not be)."""
-    from babelprobe.metrics.eclektic import _ending_ok, _proclitic_ok
+    from babelprobe.families.eclektic.metrics import _ending_ok, _proclitic_ok
 
     base = language.split("-")[0].lower()
     unspaced_edges = is_unspaced(name[0]) or is_unspaced(name[-1])

@@ -81,7 +81,7 @@ def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, laye
 def _check_missing(sim, mem, tok, allow_missing: bool) -> dict[str, str]:
     """Languages one input has and another lacks (Shared Path §4.2 builds one graph over the
     languages of every input): exit 2 naming them, unless --allow-missing."""
-    from babelprobe.analysis.graph import graph_nodes
+    from babelprobe.families.similarity.graph import graph_nodes
 
     dropped = graph_nodes(sim, mem, tok).dropped
     if dropped and not allow_missing:
