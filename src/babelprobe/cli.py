@@ -264,8 +264,8 @@ def corpus_sample(
     """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
     import itertools
 
-    from babelprobe.data.corpus import FilterSettings, read_hf_dataset, read_inputs, sample_corpus
-    from babelprobe.data.langid import make_identifier
+    from babelprobe.data.corpus import FilterSettings, known_languages, read_hf_dataset, read_inputs, sample_corpus
+    from babelprobe.data.langid import check_languages, make_identifier
 
     if not inputs and not hf_dataset:
         _fail("give input files/directories or --hf-dataset")
@@ -276,6 +276,7 @@ def corpus_sample(
         settings = FilterSettings(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
                                   min_proportion=lang_proportion)
         langid = make_identifier(identifier)
+        check_languages(langid, comma_list(langs) if langs else known_languages(inputs or [], lang, hf_config))
         streams = [read_inputs(inputs or [], text_column, lang_column, lang)]
         if hf_dataset:
             streams.append(read_hf_dataset(hf_dataset, hf_config, hf_split, text_column, lang_column, lang))
