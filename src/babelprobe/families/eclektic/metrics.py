@@ -25,7 +25,8 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
     only as the same whole token (followed at most by an ending the rules below allow, C++는):
     read as loose words, 1945-05-12 would match 1945-12-05, 2:1 would match 1:2, -40 would match
     40 and C would match C++. Outer punctuation (quotes, brackets, a final full stop) is not part
-    of the token; a Hebrew proclitic joined by a hyphen (ב-1945) is, as a word, split off. A
+    of the token; a Hebrew proclitic joined by a hyphen (ב-1945) and an ending after an apostrophe
+    (AT&T's, Turkish 1990'larda) are split off as words. A
     plain gold number (1945) is therefore not found inside a date (1945-05-12) or a signed number
     (-1945): a different answer. Thousands separators are not interpreted (1,000 is not 1000:
     the comma is a decimal mark in half the languages).
@@ -128,6 +129,7 @@ def normalize(text: str) -> str:
 # a Hebrew proclitic joined to a number or name by a hyphen or maqaf (ב-1945): a separate word
 _HEBREW_HYPHENATED = regex.compile(r"^([והבכלמש]{1,3})[-\u05be](?=\w)")
 _SIGN = "-+\u2212"
+_APOSTROPHE_SUFFIX = regex.compile(r"['\u2019]([\p{L}\p{M}]+)$")
 _KEPT_AT_END = "#%+"  # C#, 5%, C++: part of the token, not closing punctuation
 
 
@@ -158,6 +160,10 @@ def _split_whole(text: str) -> tuple[list[str], str]:
         if hyphenated:
             rest.append(hyphenated.group(1))
             token = _strip_outer(token[hyphenated.end():])
+        suffix = _APOSTROPHE_SUFFIX.search(token)
+        if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
+            rest.append(suffix.group(1))
+            token = token[:suffix.start()]
         if token and _is_whole(token):
             wholes.append(token)
         else:

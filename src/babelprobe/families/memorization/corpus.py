@@ -181,6 +181,17 @@ def read_inputs(paths: Iterable[Path], text_column: str = "text", lang_column: s
             raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
 
 
+def known_languages(paths: Iterable[Path], language: str | None = None, hf_config: str | None = None) -> list[str]:
+    """The languages an input declares before any row is read (``--lang``, the stems of a
+    directory's ``<lang>.<ext>`` files, a dataset config): refused up front when the identifier
+    cannot label them. Languages given in a column are checked when first seen."""
+    if language:
+        return [language]
+    found = [p.stem for path in paths if path.is_dir() for p in sorted(path.iterdir())
+             if p.suffix.lower() in CORPUS_SUFFIXES]
+    return found + ([hf_config] if hf_config else [])
+
+
 def read_hf_dataset(name: str, config: str | None, split: str, text_column: str = "text",
                     lang_column: str = "language", language: str | None = None,
                     data_files: list[str] | None = None) -> Iterator[Document]:
