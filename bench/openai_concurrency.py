@@ -42,7 +42,7 @@ def main() -> None:
             # a fresh prefix per level: no request is answered from any cache
             requests = [LogLikelihood(context=f"[{level}] {f['stem']}", continuation=" " + f["true"])
                         for f in facts[: args.requests]]
-            backend = load_backend(f"openai:{path}", options=LoadOptions(base_url=url, concurrency=level))
+            backend = load_backend(f"openai:{path}", options=LoadOptions(model_args={"base_url": url, "concurrency": level}))
             t0 = time.perf_counter()
             results = backend.loglikelihood(requests)
             seconds = time.perf_counter() - t0

@@ -26,6 +26,7 @@ from babelprobe.families.base import Family, Plan
 from babelprobe.models.base import Backend, Usage
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
+from babelprobe.models.spec import ModelSpec
 from babelprobe.models.specs import sha256_file
 from babelprobe.runner import Runner, RunnerStats, run_probe
 
@@ -60,17 +61,12 @@ def load_items(family: Family, config: RunOptions) -> list:
     raise DatasetError([Problem(str(config.data), None, None, message)])
 
 
-def _hf_path_like(target: str) -> bool:
-    """A hub id is 'name' or 'org/name' (+ '@revision'); anything else after hf: is a directory."""
-    target = target.partition("@")[0]
-    return target.startswith(("/", ".", "~")) or target.count("/") > 1
-
-
 def check_model_spec(spec: str) -> None:
     """The checks that need no loading, made before anything is written."""
-    scheme, _, target = spec.partition(":")
-    if scheme == "hf" and _hf_path_like(target) and not Path(target).expanduser().is_dir():
-        raise RunError(f"model {spec}: {target} is neither an existing directory nor a hub id (ORG/NAME)")
+    try:
+        ModelSpec.parse(spec).check()
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
 
 
 def load_model(spec: str, config: RunOptions) -> Backend:
