@@ -115,7 +115,7 @@ def test_window_of_concurrency_stays_full_across_batches(smollm2):
         backend = _load("openai:smol", url, concurrency=16, scoring="none", generate="completions")
         try:
             server.peak, server.samples = 0, []
-            requests = [Generate(prompt=f"Count to {i}:", max_tokens=1) for i in range(64)]
+            requests = [Generate(prompt=f"Count to {i}:", max_tokens=1) for i in range(32)]
             outcomes = Runner(backend, batch_size=8).run(requests)
             assert all(o.error is None for o in outcomes.values())
             assert server.peak == 16  # the window, not the batch, bounds what is in flight
