@@ -54,6 +54,9 @@ def test_flags_are_aliases_of_model_args_and_defaults_live_in_the_options_model(
     assert (options.concurrency, options.scoring, options.timeout, options.max_retries) == (4, "echo", 120.0, 5)
     # the openai: flags are ignored by other backends, as before
     assert CKAConfig(model="bundled:gemma-3-270m", concurrency=3, out=Path("x")).load_options().model_args == {}
+    # a judge on another backend gets only the settings its backend takes
+    assert explicit.load_options("bundled:gemma-3-270m").model_args == {}
+    assert explicit.load_options("openai:judge").model_args == {"concurrency": "4", "scoring": "echo"}
 
 
 @pytest.mark.parametrize("args, message", [

@@ -108,21 +108,24 @@ class RunOptions(BaseModel):
             validate_model_args(info, self.backend_args())
         return self
 
-    def backend_args(self) -> dict[str, Any]:
-        """--model-arg values, plus the alias flags the model's backend takes (an explicit
-        --model-arg wins over its alias)."""
+    def backend_args(self, spec: str | None = None) -> dict[str, Any]:
+        """--model-arg values, plus the alias flags the backend takes (an explicit --model-arg wins
+        over its alias), for ``spec`` (default: the model). Another model of the run (a judge, a
+        reference) gets only the settings its own backend takes: they are the model's settings."""
         args: dict[str, Any] = dict(self.model_args)
         aliases = {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
                    "timeout": self.request_timeout, "max_retries": self.max_retries}
         given = {key: value for key, value in aliases.items() if value is not None}
-        if given:
+        if given or (spec is not None and spec != self.model):
             try:
-                fields = backend_for_scheme(ModelSpec.parse(self.model).scheme).options_model().model_fields
+                fields = backend_for_scheme(ModelSpec.parse(spec or self.model).scheme).options_model().model_fields
             except ValueError:
                 fields = {}
             for key, value in given.items():
                 if key in fields:  # the openai: flags are ignored by other backends, as before
                     args.setdefault(key, value)
+            if spec is not None and spec != self.model:
+                args = {key: value for key, value in args.items() if key in fields}
         return args
 
     @field_validator("cache")
@@ -133,9 +136,10 @@ class RunOptions(BaseModel):
             raise ValueError(f"{value} is taken as a cache file name; to run without the cache, pass --no-cache")
         return value
 
-    def load_options(self) -> LoadOptions:
+    def load_options(self, spec: str | None = None) -> LoadOptions:
+        """How to load ``spec`` (default: the model; judges and reference models too)."""
         return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length,
-                           model_args=self.backend_args())
+                           model_args=self.backend_args(spec))
 
 
 class CKAConfig(RunOptions):

@@ -75,7 +75,7 @@ def load_model(spec: str, config: RunOptions) -> Backend:
 
     check_model_spec(spec)
     try:
-        return load_backend(spec, options=config.load_options())
+        return load_backend(spec, options=config.load_options(spec))
     except (OSError, ValueError, ImportError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(f"model {spec} could not be loaded: {first_line}") from exc
