@@ -52,10 +52,17 @@ class _Quiet(BaseHTTPRequestHandler):
 class ModelServer:
     """``backend``: a loaded TransformersBackend; ``model_id``: what /v1/models reports."""
 
-    def __init__(self, backend, model_id: str, dialect: str, api_key: str | None = None):
+    def __init__(self, backend, model_id: str, dialect: str, api_key: str | None = None, served_as: str | None = None):
         self.backend, self.model_id, self.dialect, self.api_key = backend, model_id, dialect, api_key
+        # the model a response names (a hosted alias answers with a dated snapshot); default: model_id
+        self.served_as = served_as
         self.lock = threading.Lock()  # one forward at a time: torch on 2 cores
+        self.lock_count = threading.Lock()
         self.hits: list[str] = []  # path of every request, for counting
+        self.bodies: list[dict] = []  # every POST body, for checking the fields sent
+        self.in_flight = 0  # POSTs being handled now, and the most at once
+        self.peak = 0
+        self.samples: list[int] = []  # in_flight as each POST arrived (a mean of what the server saw)
 
     @torch.inference_mode()
     def _logprobs(self, ids: list[int]) -> torch.Tensor:
@@ -91,6 +98,23 @@ class ModelServer:
             "top_logprobs": tops + [{extra: float(logp[-1, nxt])}], "text_offset": [s for s, _ in offsets] + [len(text)]}}
 
     def answer(self, path: str, body: dict) -> tuple[int, dict]:
+        status, payload = self._answer(path, body)
+        if status == 200 and self.served_as:
+            payload["model"] = self.served_as
+        return status, payload
+
+    def _answer(self, path: str, body: dict) -> tuple[int, dict]:
+        if self.dialect == "reasoning":  # OpenAI's o-series: max_completion_tokens, default temperature only
+            if "max_tokens" in body:
+                return 400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this "
+                                                  "model. Use 'max_completion_tokens' instead.", "param": "max_tokens"}}
+            if body.get("temperature", 1) != 1:
+                return 400, {"error": {"message": "Unsupported value: 'temperature' does not support 0 with this "
+                                                  "model. Only the default (1) value is supported.",
+                                       "param": "temperature"}}
+            if body.get("echo") or isinstance(body.get("prompt"), list):
+                return 400, {"error": {"message": "echo and token prompts are not supported"}}
+            body = {**body, "max_tokens": body.get("max_completion_tokens", 16)}
         if path == "/v1/completions":
             prompt = body.get("prompt")
             if body.get("echo") and self.dialect != "llamacpp":
@@ -104,7 +128,8 @@ class ModelServer:
             if body.get("echo"):
                 return 200, {"model": self.model_id, "choices": [self._echo(prompt)],
                              "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}}
-            request = Generate(prompt=prompt, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()))
+            request = Generate(prompt=prompt, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()),
+                               logprobs=bool(body.get("logprobs")))
         elif path == "/v1/chat/completions":
             messages = tuple(ChatMessage(**m) for m in body["messages"])
             request = Generate(messages=messages, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()))
@@ -113,7 +138,11 @@ class ModelServer:
         (result,) = self.backend.generate([request])
         key = "message" if path.endswith("chat/completions") else "text"
         value = {"role": "assistant", "content": result.text} if key == "message" else result.text
-        return 200, {"model": self.model_id, "choices": [{key: value, "finish_reason": result.finish_reason}],
+        choice = {key: value, "finish_reason": result.finish_reason}
+        if key == "text" and request.logprobs:  # the legacy completions log-probs of the generated tokens
+            tokens = [self.backend.tokenizer.decode([t]) for t in result.token_ids]
+            choice["logprobs"] = {"tokens": tokens, "token_logprobs": result.token_logprobs[:len(tokens)]}
+        return 200, {"model": self.model_id, "choices": [choice],
                      "usage": {"prompt_tokens": 1, "completion_tokens": len(result.text.split())}}
 
     def handler(self):
@@ -133,12 +162,21 @@ class ModelServer:
 
             def do_POST(self):
                 raw = self._body()
-                server.hits.append(self.path)
-                if not self._authorised():
-                    return
-                with server.lock:
-                    status, payload = server.answer(self.path, json.loads(raw))
-                self._send(status, json.dumps(payload).encode())
+                with server.lock_count:
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
+                    server.samples.append(server.in_flight)
+                try:
+                    server.hits.append(self.path)
+                    if not self._authorised():
+                        return
+                    server.bodies.append(json.loads(raw))
+                    with server.lock:
+                        status, payload = server.answer(self.path, json.loads(raw))
+                    self._send(status, json.dumps(payload).encode())
+                finally:
+                    with server.lock_count:
+                        server.in_flight -= 1
 
         return Handler
 

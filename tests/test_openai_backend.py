@@ -19,10 +19,11 @@ import pytest
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, LogLikelihood, NextToken, RequestFailure
-from babelprobe.models.openai_backend import OpenAIBackend, backoff_delay, parse_retry_after, public_url
+from babelprobe.models.openai_backend import OpenAIBackend, OpenAIOptions, backoff_delay, parse_retry_after, public_url
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.specs import resolve
 from babelprobe.pipeline import RunError, run
+from babelprobe.models.openai_backend import ECHO_CHECKS
 from loopback_server import FaultProxy, ModelServer, _Quiet, serve
 
 DEMO_CKA = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "polyglot_or_not_demo.jsonl"
@@ -54,7 +55,7 @@ class _Always429(_Quiet):
 
 def test_retry_after_honoured_retries_capped_4xx_final():
     with serve(_Always429) as url:
-        backend = OpenAIBackend("openai:m", "m", url, None, LoadOptions(max_retries=3, retry_budget=5))
+        backend = OpenAIBackend("openai:m", "m", url, None, OpenAIOptions(max_retries=3, retry_budget=5, retry_ratio=0))
         waits: list[float] = []
 
         async def record(seconds: float) -> None:
@@ -67,8 +68,9 @@ def test_retry_after_honoured_retries_capped_4xx_final():
             assert waits == [0.2, 0.2, 0.2] and _Always429.hits == 4
             (got,) = backend.generate([Generate(prompt="y", max_tokens=1)])  # budget 5 - 3 = 2 retries left
             assert isinstance(got, RequestFailure) and _Always429.hits == 4 + 3
-            assert backend.retry_budget == 0 and backend.usage.retries == 5
-            _Always429.status, backend.retry_budget = 400, 10
+            assert backend.budget.spent == 5 and backend.usage.retries == 5 and backend.usage.budget_exhausted == 1
+            assert backend.usage.throttled == 7
+            _Always429.status, backend.budget.minimum = 400, 15
             (got,) = backend.generate([Generate(prompt="z", max_tokens=1)])
             assert isinstance(got, RequestFailure) and "HTTP 400" in got.error and _Always429.hits == 8  # no retry
         finally:
@@ -81,7 +83,7 @@ def smol_dir() -> str:
 
 
 def _open(spec: str, url: str, **options) -> OpenAIBackend:
-    return load_backend(spec, options=LoadOptions(base_url=url, **options))
+    return load_backend(spec, options=LoadOptions(model_args={"base_url": url, **options}))
 
 
 @pytest.mark.slow
@@ -98,7 +100,7 @@ def test_vllm_dialect_scores_like_transformers(smollm2, smol_dir):
             for ours, ref in zip(backend.next_token(nts), smollm2.next_token(nts)):
                 assert ours.token_ids == ref.token_ids and ours.logprobs == pytest.approx(ref.logprobs, abs=1e-4)
             assert backend.fingerprint.versions["scoring"] == "prompt_logprobs"
-            assert backend.fingerprint.weights == f"served:{smol_dir}"
+            assert backend.fingerprint.weights == f"served:{smol_dir} at {url}"  # what answered, and where
         finally:
             backend.close()
 
@@ -127,8 +129,8 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
         config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
         with pytest.raises(RunError, match=r"probe cka \(cka\) needs log-probabilities .*use hf:, gguf:, vllm: or llamacpp:"):
             run(config)
-        # only the load-time detection reached the server: models, the echo probe (400), one chat
-        assert server.hits == ["/v1/models", "/v1/completions", "/v1/chat/completions"]
+        # only the load-time detection reached the server: models, one chat, the echo probe (400)
+        assert server.hits == ["/v1/models", "/v1/chat/completions", "/v1/completions"]
         backend = _open("openai:gpt-test", url)
         try:
             assert backend.scoring_mode is None and backend.supported_kinds == {"generate"}
@@ -169,6 +171,11 @@ def test_faults_end_answered_or_error_and_rerun_completes(smollm2, tmp_path, mon
             config = CKAConfig(model="openai:smollm2-echo", out=tmp_path / "run1", cache=cache, base_url=url,
                                api_key_env="BP_TEST_KEY", concurrency=4, request_timeout=1.0, max_retries=4, **common)
             first = run(config)
+            proxy.rate, proxy.poison = 0.0, ()  # the outage is over
+            hits_before = len(server.hits)
+            # through the same URL: the base URL is part of the cache key (issue 17 point 9)
+            second = run(config.model_copy(update={"out": tmp_path / "run2"}))
+            rerun_requests = [h for h in server.hits[hits_before:] if h == "/v1/completions"]
         assert all(proxy.injected[f] > 0 for f in ("429", "500", "truncated", "nonjson", "empty", "poison")), proxy.injected
         items = _items(first.out)
         errored = items[items["error"].notna()]
@@ -181,15 +188,12 @@ def test_faults_end_answered_or_error_and_rerun_completes(smollm2, tmp_path, mon
         assert first.manifest.usage is not None and first.manifest.usage.prompt_tokens > 0
         assert first.manifest.usage.retries > 0 and first.manifest.requests.failed > 0
 
-        hits_before = len(server.hits)
-        config = config.model_copy(update={"out": tmp_path / "run2", "base_url": upstream})
-        second = run(config)
-        rerun_requests = [h for h in server.hits[hits_before:] if h == "/v1/completions"]
     items2 = _items(second.out)
     assert items2["error"].isna().all() and second.manifest.requests.cached > 0
-    # only the errored facts' candidates (one HTTP request each) and the load-time probe went out again
+    # only the errored facts' candidates (one HTTP request each) and the load-time probes went out
+    # again (the echo probe, and per echo check a generation and an echo)
     assert second.manifest.requests.computed == len(errored)
-    assert len(rerun_requests) == 1 + sum(len(row["stems"]) * (1 + len(row["false"])) for _, row in errored.iterrows())
+    assert len(rerun_requests) == 1 + 2 * len(ECHO_CHECKS) + sum(len(row["stems"]) * (1 + len(row["false"])) for _, row in errored.iterrows())
     for fact_id, row in items2.iterrows():
         assert row["logp_true"] == pytest.approx(ref.loc[fact_id, "logp_true"], abs=1e-4)
 

@@ -27,7 +27,7 @@ DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bu
 def pair():
     path = resolve("bundled:smollm2-135m-instruct").path
     hf = load_backend(f"hf:{path}", device="cuda", dtype="bfloat16")
-    vllm = load_backend(f"vllm:{path}", options=LoadOptions(dtype="bfloat16", gpu_memory_utilization=0.4))
+    vllm = load_backend(f"vllm:{path}", options=LoadOptions(dtype="bfloat16", model_args={"gpu_memory_utilization": 0.4}))
     return hf, vllm
 
 

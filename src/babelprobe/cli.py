@@ -226,18 +226,30 @@ def models() -> None:
         for key, value in (("model", m.description), ("languages", m.languages), ("size", f"{m.size_mb} MB"),
                            ("weights", m.quantization), ("licence", m.licence), ("installed", present)):
             console.print(f"  {key:<10} {value}", soft_wrap=True, highlight=False)
-    from babelprobe.models.registry import BACKENDS
+    from babelprobe.models.registry import KIND_ORDER, all_backends
 
+    # every column from the registry: a new kind or engine (an entry point too) shows up here
     table = Table(title="backends (request kinds each answers)")
-    for col in ("spec", "engine", "generate", "loglikelihood", "next_token", "hidden_states", "installed"):
+    for col in ("spec", "engine", *KIND_ORDER, "installed"):
         table.add_column(col)
-    for info in BACKENDS:
-        marks = ["yes" if k in info.kinds else "no" for k in ("generate", "loglikelihood", "next_token", "hidden_states")]
-        if info.condition:
-            marks[1:3] = ["if the server can", "if the server can"]
+    settings = []
+    for info in all_backends():
+        marks = ["no" if k not in info.kinds else "if the server can" if k in info.conditional_kinds else "yes"
+                 for k in KIND_ORDER]
         installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
         table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
+        try:
+            fields = info.options_model().model_fields
+        except ImportError:  # options defined in a module whose engine's dependencies are missing
+            continue
+        if fields:
+            settings.append(f"  {info.engine}: " + ", ".join(
+                f"{name} ({field.default})" if field.default is not None else name for name, field in fields.items()))
     console.print(table)
+    if settings:
+        console.print("--model-arg KEY=VALUE settings (default):", highlight=False)
+        for line in settings:
+            console.print(escape(line), soft_wrap=True, highlight=False)
 
 
 datasets_app = typer.Typer(help="The datasets shipped with babelprobe (bare `datasets`, `datasets list`) and the "

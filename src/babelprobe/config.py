@@ -11,9 +11,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-from babelprobe.models.registry import LoadOptions
+from babelprobe.models.registry import LoadOptions, backend_for_scheme, parse_model_args, validate_model_args
+from babelprobe.models.spec import ModelSpec
 from babelprobe.models.specs import DEFAULT_MODEL, home_dir
 
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
@@ -64,12 +65,19 @@ class RunOptions(BaseModel):
     seed: int = option(0, "seed for sampling (--limit), shuffles and bootstrap resamples")
     allow_errors: bool = option(False, "exit 0 even if some items errored", style="flag")
     overwrite: bool = option(False, "replace a finished run in --out", style="flag")
-    # openai: backend (models/openai_backend.py); only the key's variable name is stored, never the key
+    # the backend's own settings, validated against its options model (models/registry.py)
+    model_args: dict[str, str | int | float | bool] = option(
+        help="backend setting KEY=VALUE (repeat), e.g. --model-arg concurrency=16; `babelprobe models` lists "
+             "each backend's", flag="--model-arg", style="repeat", default_factory=dict)
+    # aliases of openai: model args (models/openai_backend.py: OpenAIOptions holds the defaults);
+    # only the key's variable name is stored, never the key
     base_url: str | None = option(None, "OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)")
-    api_key_env: str = option("OPENAI_API_KEY", "environment variable holding the API key of openai: models")
-    concurrency: int = option(8, "openai: HTTP requests in flight", ge=1)
-    request_timeout: float = option(120.0, "openai: seconds per HTTP request", gt=0)
-    max_retries: int = option(5, "openai: retries per HTTP request (429/5xx/timeouts, with backoff)", ge=0)
+    api_key_env: str | None = option(None, "environment variable holding the API key of openai: models "
+                                           "(default: OPENAI_API_KEY)")
+    concurrency: int | None = option(None, "openai: HTTP requests in flight (default: 8)", ge=1)
+    request_timeout: float | None = option(None, "openai: seconds per HTTP request (default: 120)", gt=0)
+    max_retries: int | None = option(None, "openai: retries per HTTP request (429/5xx/timeouts, with backoff; "
+                                           "default: 5)", ge=0)
     # where batches run (executors.py); the response cache and the run directory stay with the driver
     executor: Literal["local", "ray"] = option("local", "local (this process) or ray (model replicas on a Ray cluster)")
     ray_address: str | None = option(None, "Ray cluster for --executor ray (default: $RAY_ADDRESS, else a local Ray)")
@@ -85,6 +93,43 @@ class RunOptions(BaseModel):
             return comma_list(value)
         return value
 
+    @field_validator("model_args", mode="before")
+    @classmethod
+    def _parse_model_args(cls, value: Any) -> Any:
+        return parse_model_args(value)  # ["k=v", ...] from the command line, or a mapping
+
+    @model_validator(mode="after")
+    def _check_model_args(self) -> "RunOptions":
+        # validated where options are read: an unknown key or a bad value stops the run here,
+        # before any data is read or model loaded (an unknown scheme is reported by the loader)
+        if self.backend_args():
+            try:
+                info = backend_for_scheme(ModelSpec.parse(self.model).scheme)
+            except ValueError:
+                return self
+            validate_model_args(info, self.backend_args())
+        return self
+
+    def backend_args(self, spec: str | None = None) -> dict[str, Any]:
+        """--model-arg values, plus the alias flags the backend takes (an explicit --model-arg wins
+        over its alias), for ``spec`` (default: the model). Another model of the run (a judge, a
+        reference) gets only the settings its own backend takes: they are the model's settings."""
+        args: dict[str, Any] = dict(self.model_args)
+        aliases = {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
+                   "timeout": self.request_timeout, "max_retries": self.max_retries}
+        given = {key: value for key, value in aliases.items() if value is not None}
+        if given or (spec is not None and spec != self.model):
+            try:
+                fields = backend_for_scheme(ModelSpec.parse(spec or self.model).scheme).options_model().model_fields
+            except ValueError:
+                fields = {}
+            for key, value in given.items():
+                if key in fields:  # the openai: flags are ignored by other backends, as before
+                    args.setdefault(key, value)
+            if spec is not None and spec != self.model:
+                args = {key: value for key, value in args.items() if key in fields}
+        return args
+
     @field_validator("cache")
     @classmethod
     def _cache_is_a_file(cls, value: Path | None) -> Path | None:
@@ -93,10 +138,10 @@ class RunOptions(BaseModel):
             raise ValueError(f"{value} is taken as a cache file name; to run without the cache, pass --no-cache")
         return value
 
-    def load_options(self) -> LoadOptions:
-        return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length, base_url=self.base_url,
-                           api_key_env=self.api_key_env, concurrency=self.concurrency, timeout=self.request_timeout,
-                           max_retries=self.max_retries)
+    def load_options(self, spec: str | None = None) -> LoadOptions:
+        """How to load ``spec`` (default: the model; judges and reference models too)."""
+        return LoadOptions(device=self.device, dtype=self.dtype, max_length=self.max_length,
+                           model_args=self.backend_args(spec))
 
 
 class FiguresOption(BaseModel):

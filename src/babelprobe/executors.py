@@ -21,37 +21,52 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Iterator, Protocol, Sequence
 
 from babelprobe.models.base import Backend, Request, RequestFailure, Response, answer
 from babelprobe.models.registry import LoadOptions
+from babelprobe.models.retry import AuthError, RetryPolicy, classify
 
 Results = list[Response | RequestFailure]
 
 
 def answer_batch(backend: Backend, batch: Sequence[Request], retries: int) -> Results:
-    """One same-kind batch: tried whole ``retries + 1`` times; if it still raises, each request
-    alone (``retries + 1`` times each), so that one bad request does not cost the batch. A request
-    that finally raises becomes a ``RequestFailure`` (an error row, never cached)."""
+    """One same-kind batch: tried whole while ``RetryPolicy`` allows (``retries`` more times for an
+    error it may help to retry); if it still raises, each request alone under the same policy, so
+    that one bad request does not cost the batch. A request that finally raises becomes a
+    ``RequestFailure`` (an error row, never cached); refused credentials stop the run (AuthError)."""
     kind = batch[0].kind
+    # in-process engines fail fast or not at all: no backoff, as before (models/retry.py decides)
+    policy = RetryPolicy(max_retries=retries, base=0.0)
 
     def attempt(requests: Sequence[Request]) -> Results:
-        for tries_left in range(retries, -1, -1):
+        tries = 0
+        while True:
             try:
                 return answer(backend, kind, requests)
-            except Exception:
-                if not tries_left:
+            except Exception as exc:
+                error = classify(exc)
+                if error.auth:
+                    raise AuthError(str(exc)) from None
+                wait = policy.next_wait(error, tries)
+                if wait is None:
                     raise
-        raise AssertionError("unreachable")
+                time.sleep(wait)
+                tries += 1
 
     try:
         return attempt(batch)
+    except AuthError:
+        raise
     except Exception:
         isolated: Results = []
         for request in batch:
             try:
                 isolated.append(attempt([request])[0])
+            except AuthError:
+                raise
             except Exception as exc:  # errors are data, never wrong answers
                 isolated.append(RequestFailure(error=f"{type(exc).__name__}: {exc}"))
         return isolated
@@ -62,15 +77,47 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Today's loop: every batch in order, in this process."""
+    """Every batch in this process: in order, or, for a backend that answers batches concurrently
+    (``submit(kind, requests) -> Future`` and ``in_flight``: an HTTP API), several batches
+    submitted at once so that the backend keeps a continuous window of ``in_flight`` requests
+    across batch boundaries; batches are then yielded as they finish."""
 
     def __init__(self, backend: Backend, retries: int = 1):
         self.backend = backend
         self.retries = retries
 
     def run(self, batches: Sequence[list[Request]]) -> Iterator[tuple[list[Request], Results]]:
-        for batch in batches:
-            yield batch, answer_batch(self.backend, batch, self.retries)
+        submit = getattr(self.backend, "submit", None)
+        if submit is None:
+            for batch in batches:
+                yield batch, answer_batch(self.backend, batch, self.retries)
+            return
+        yield from self._windowed(submit, batches)
+
+    def _windowed(self, submit, batches: Sequence[list[Request]]) -> Iterator[tuple[list[Request], Results]]:
+        # requests submitted ahead: twice the backend's window, so a finishing batch never leaves
+        # the window empty while the runner caches its answers (issue 17 point 7)
+        ahead = 2 * max(1, int(getattr(self.backend, "in_flight", 1)))
+        queue = deque(batches)
+        running: dict[Future, list[Request]] = {}
+        try:
+            while queue or running:
+                while queue and (not running or sum(len(b) for b in running.values()) < ahead):
+                    batch = queue.popleft()
+                    running[submit(batch[0].kind, batch)] = batch
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    batch = running.pop(future)
+                    try:
+                        results = future.result()
+                    except AuthError:
+                        raise
+                    except Exception:  # the batch as a whole raised: retried and isolated as any batch
+                        results = answer_batch(self.backend, batch, self.retries)
+                    yield batch, results
+        finally:
+            for future in running:
+                future.cancel()
 
 
 class _Replica:

@@ -24,6 +24,7 @@ from babelprobe.families.base import Family, Pairs, Plan, StageContext, load_ite
 from babelprobe.models.base import Backend, Usage
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
+from babelprobe.models.spec import ModelSpec
 from babelprobe.models.specs import sha256_file
 from babelprobe.runner import Runner, RunnerStats, run_probe
 from babelprobe.runs import RunError, StoredRun, read_run  # noqa: F401 (their old home: callers import them here)
@@ -42,17 +43,12 @@ def data_files(sources: set[str]) -> dict[str, str]:
     return {p: sha256_file(Path(p)) for p in sorted(paths)}
 
 
-def _hf_path_like(target: str) -> bool:
-    """A hub id is 'name' or 'org/name' (+ '@revision'); anything else after hf: is a directory."""
-    target = target.partition("@")[0]
-    return target.startswith(("/", ".", "~")) or target.count("/") > 1
-
-
 def check_model_spec(spec: str) -> None:
     """The checks that need no loading, made before anything is written."""
-    scheme, _, target = spec.partition(":")
-    if scheme == "hf" and _hf_path_like(target) and not Path(target).expanduser().is_dir():
-        raise RunError(f"model {spec}: {target} is neither an existing directory nor a hub id (ORG/NAME)")
+    try:
+        ModelSpec.parse(spec).check()
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
 
 
 def load_model(spec: str, config: RunOptions) -> Backend:
@@ -61,7 +57,7 @@ def load_model(spec: str, config: RunOptions) -> Backend:
 
     check_model_spec(spec)
     try:
-        return load_backend(spec, options=config.load_options())
+        return load_backend(spec, options=config.load_options(spec))
     except (OSError, ValueError, ImportError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(f"model {spec} could not be loaded: {first_line}") from exc

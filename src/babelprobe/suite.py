@@ -53,6 +53,7 @@ from babelprobe.families import get_family
 from babelprobe.families.base import Family, Plan
 from babelprobe.models.base import Backend, request_key
 from babelprobe.models.cache import ResponseCache
+from babelprobe.models.spec import ModelSpec
 
 REQUESTS_FILE = "suite-requests.json"
 SUITE_FILE = "suite.json"
@@ -60,8 +61,8 @@ PROFILE_FILE = "profile.html"
 
 # The RunOptions fields that say how a model is loaded (RunOptions.load_options): set on the model,
 # since it is loaded once for all its probes.
-MODEL_FIELDS = ("device", "dtype", "max_length", "base_url", "api_key_env", "concurrency", "request_timeout",
-                "max_retries")
+MODEL_FIELDS = ("device", "dtype", "max_length", "model_args", "base_url", "api_key_env", "concurrency",
+                "request_timeout", "max_retries")
 # Option keys a probe may not set, and where they are set instead.
 SET_ELSEWHERE = {"probe": "the probe entry's `probe`", "model": "`models`", "out": "the suite's `out`",
                  "data": "the probe entry's `dataset`", "cache": "the suite's `cache`",
@@ -84,8 +85,11 @@ class SuiteError(ValueError):
 def folder_slug(spec: str) -> str:
     """A model's default folder name: 'bundled:gemma-3-270m' -> 'gemma-3-270m', 'hf:/m/llama-3/' ->
     'llama-3', 'hf:org/name' -> 'org-name'."""
-    scheme, _, target = spec.partition(":")
-    target = (target or scheme).rstrip("/")
+    try:
+        parsed = ModelSpec.parse(spec)
+    except ValueError:  # not a spec: the suite's own validation names it
+        parsed = ModelSpec(spec, spec, spec, spec)
+    target = parsed.target.rstrip("/")
     if target.startswith(("/", ".", "~")):
         target = Path(target).name
     return re.sub(r"[^A-Za-z0-9._-]+", "-", target).strip("-._") or "model"

@@ -7,28 +7,29 @@ import importlib
 
 from babelprobe.models.base import Backend, Fingerprint
 from babelprobe.models.registry import LoadOptions, backend_for_scheme, require
+from babelprobe.models.spec import ModelSpec
 from babelprobe.models.specs import DEFAULT_MODEL, resolve
 
 
 def load_backend(
-    spec: str = DEFAULT_MODEL, *, device: str = "auto", dtype: str = "auto", max_length: int | None = None,
-    options: LoadOptions | None = None,
+    spec: str | ModelSpec = DEFAULT_MODEL, *, device: str = "auto", dtype: str = "auto",
+    max_length: int | None = None, options: LoadOptions | None = None,
 ) -> Backend:
-    """Load the backend a spec's scheme names (models/registry.py: BACKENDS).
+    """Load the backend a spec's scheme names (models/registry.py: ``all_backends``), with its
+    options validated against the engine's options model first.
 
     ``device``, ``dtype`` and ``max_length`` are shorthands for the fields of ``options``."""
     options = options or LoadOptions(device=device, dtype=dtype, max_length=max_length)
-    scheme, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        resolve(spec)  # raises, naming the expected form
-    info = backend_for_scheme(scheme)
+    parsed = ModelSpec.parse(spec)
+    info = backend_for_scheme(parsed.scheme)
+    options.backend_options(parsed)  # a bad --model-arg fails here, before anything is loaded
     if info.engine == "transformers":
         from transformers import AutoConfig
 
         from babelprobe.models.hf import TransformersBackend
         from babelprobe.models.seq2seq import Seq2SeqBackend
 
-        resolved = resolve(spec)
+        resolved = resolve(parsed)
         # encoder-decoder configurations (T5/mT5: Shared Path §3.2) get the seq2seq backend
         config = AutoConfig.from_pretrained(resolved.path, **({"revision": resolved.revision} if resolved.revision else {}))
         backend_class = Seq2SeqBackend if getattr(config, "is_encoder_decoder", False) else TransformersBackend
@@ -38,7 +39,7 @@ def load_backend(
         )
     if info.requires:
         require(info.requires, info.extra or info.engine, info.schemes[0])
-    return importlib.import_module(f"babelprobe.models.{info.module}").load(spec, options)
+    return importlib.import_module(info.module_path).load(parsed, options)
 
 
-__all__ = ["Backend", "Fingerprint", "DEFAULT_MODEL", "LoadOptions", "load_backend", "resolve"]
+__all__ = ["Backend", "Fingerprint", "DEFAULT_MODEL", "LoadOptions", "ModelSpec", "load_backend", "resolve"]

@@ -172,6 +172,8 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     retries: int = 0
+    throttled: int = 0  # 429 responses (each lowers the window of requests in flight)
+    budget_exhausted: int = 0  # failures that were not retried because the run's retry budget was spent
 
 
 RESPONSE_TYPES: dict[str, type[BaseModel]] = {

@@ -44,8 +44,9 @@ from babelprobe.models.base import (
     NextTokenResult,
     RequestFailure,
 )
-from babelprobe.models.hf import share_prefixes
-from babelprobe.models.registry import LoadOptions, require
+from babelprobe.models.packing import share_prefixes
+from babelprobe.models.registry import LoadOptions, backend_info, require
+from babelprobe.models.spec import ModelSpec
 from babelprobe.models.specs import BUNDLED, sha256_file
 from babelprobe.models.tokenization import BoundaryRule
 from babelprobe.versions import installed_versions
@@ -171,7 +172,7 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 class LlamaCppBackend:
     """Answers generate, loglikelihood and next_token with a llama-cpp-python ``Llama``."""
 
-    supported_kinds = frozenset({"generate", "loglikelihood", "next_token"})
+    supported_kinds = backend_info("llama.cpp").kinds  # declared once, in the registry
     unsupported_reason = {
         "hidden_states": "llama.cpp exposes only pooled last-layer embeddings (in an embedding context), "
                          "not per-layer hidden states",
@@ -312,11 +313,11 @@ class LlamaCppBackend:
         return [self._generate_one(r) for r in requests]
 
 
-def gguf_path(spec: str) -> tuple[Path, str]:
+def gguf_path(spec: str | ModelSpec) -> tuple[Path, str]:
     """(GGUF file, quantisation label from the bundled registry or None) of a llamacpp: spec."""
-    target = spec.partition(":")[2]
-    if target.startswith("bundled:"):
-        name = target.partition(":")[2]
+    parsed = ModelSpec.parse(spec)
+    spec, target, name = parsed.text, parsed.target, parsed.bundled_name
+    if name is not None:
         if name not in BUNDLED:
             raise ValueError(f"unknown bundled model {name!r}; have: {', '.join(BUNDLED)}")
         return BUNDLED[name].locate(), name
@@ -351,13 +352,14 @@ def _without_amx(llama_cpp) -> Iterator[None]:
         low_level.llama_model_default_params = default
 
 
-def load(spec: str, options: LoadOptions) -> LlamaCppBackend:
+def load(spec: str | ModelSpec, options: LoadOptions) -> LlamaCppBackend:
     """Load a GGUF file with llama-cpp-python (quantised weights as they are, CPU unless the
     installed build has a GPU and --device asks for it)."""
     # ggml's OpenMP threads spin while waiting by default: on a shared or busy machine two
     # spinning threads took 20 s for what one passive thread does in 0.4 s (measured here).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     llama_cpp = require("llama_cpp", "llamacpp", "llamacpp")
+    spec = ModelSpec.parse(spec).text
     path, _ = gguf_path(spec)
     # The trained context length, from the metadata (a vocab-only load reads no weights).
     header = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)

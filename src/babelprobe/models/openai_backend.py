@@ -19,13 +19,25 @@ What the server can score is detected once, at load, and recorded in the fingerp
   ``transformers serve`` silently ignores it): loglikelihood and next_token are declared
   unsupported. Nothing is approximated from the top-k log-probs of generated tokens.
 
-Requests of a batch run concurrently, at most ``concurrency`` in flight (a fixed pool of workers
-pulls from the batch: no task per request is created up front). Each request is retried on
-timeouts, transport errors (including truncated bodies), 408/429/5xx, non-JSON bodies and 200s
-without choices, with exponential backoff and full jitter, or after ``Retry-After`` when the
-server sends it; at most ``max_retries`` times per request and ``retry_budget`` times in all. A
-request that finally fails comes back as a ``RequestFailure`` in its place, so the runner records
-it as an error, never caches it, and keeps the rest of the batch without sending it again.
+Requests run concurrently through models/http.py: a window of at most ``concurrency`` requests in
+flight, shared by all the batches being answered (the executor submits batches ahead: ``submit``),
+lowered on 429s and raised again on success; every request goes through the one retry policy
+(models/retry.py: per-request attempts, a run-level budget that grows with the run, Retry-After).
+A request that finally fails comes back as a ``RequestFailure`` in its place, so the runner
+records it as an error, never caches it, and keeps the rest of the batch without sending it again.
+
+Detection retries transient errors like any request; one that persists refuses the run, and a
+mode is only chosen from a definite answer (a 4xx, or a 200 without what was asked). Refused
+credentials (401/403) refuse the run at load. ``--model-arg scoring=... generate=...`` force the
+modes without probing. Echo scoring is checked against the log-prob the same server gives a
+generated token (llama-cpp-python shifts echo log-probs by one position for models without a BOS
+token, its issue #1983): when they disagree, scoring is refused. Reasoning-style models that
+reject ``max_tokens`` or ``temperature`` get ``max_completion_tokens`` and no temperature
+(detected from the 400, or set with ``token_field=`` and ``temperature=``).
+
+Answers are keyed on the model the server says answered (the response's ``model`` field, e.g. a
+dated snapshot behind an alias) and the base URL; a later response naming another model is an
+error, never an answer cached under the old key.
 
 The API key is read from the environment at load, lives only in the HTTP client's headers, and is
 redacted from every error text; it is never part of a fingerprint, config or manifest.
@@ -34,15 +46,12 @@ redacted from every error text; it is never part of a fingerprint, config or man
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import os
 import random
-import threading
-import time
-from typing import Any, Awaitable, Callable, Sequence
-from urllib.parse import urlsplit, urlunsplit
+from concurrent.futures import Future
+from typing import Any, Awaitable, Callable, Literal, Sequence
 
-import httpx
+from pydantic import Field
 
 from babelprobe.models.base import (
     Fingerprint,
@@ -57,65 +66,50 @@ from babelprobe.models.base import (
     RequestFailure,
     Usage,
 )
-from babelprobe.models.registry import LoadOptions
+from babelprobe.models.http import RETRY_STATUS, HttpClient, RequestError, bad_response, public_url  # noqa: F401
+from babelprobe.models.registry import BackendOptions, LoadOptions
+from babelprobe.models.retry import (  # noqa: F401  (backoff_delay, parse_retry_after: this module's API before)
+    AuthError,
+    ProviderError,
+    RetryBudget,
+    RetryPolicy,
+    backoff_delay,
+    parse_retry_after,
+)
+from babelprobe.models.spec import ModelSpec
 from babelprobe.models.tokenization import BoundaryTokenizer
 from babelprobe.versions import installed_versions
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRY_STATUS = {408, 429, 500, 502, 503, 504}
-MAX_RETRY_AFTER = 300.0  # seconds; a server asking for longer is treated as a final failure
 PROBE_CONTEXT, PROBE_CONTINUATION = "The capital of France is", " Paris"
+# contexts whose greedy next token checks echo scoring (``_check_echo``)
+ECHO_CHECKS = ("The capital of France is", "One, two, three, four,")
+ECHO_TOLERANCE = 0.05  # nats: the same server, the same position; a shift is off by whole nats
 
 
-class RequestError(Exception):
-    """One HTTP request failed; ``retryable`` says whether trying again may help."""
+class OpenAIOptions(BackendOptions):
+    """``--model-arg`` settings of ``openai:`` (the flags --base-url, --api-key-env, --concurrency,
+    --request-timeout, --max-retries are aliases of the first five)."""
 
-    def __init__(self, message: str, retryable: bool, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.status = status  # the HTTP status, None when no HTTP answer came (timeout, transport)
-        self.capability = False
-
-
-def bad_response(message: str, capability: bool = False) -> RequestError:
-    """A 200 that is no usable answer; ``capability``: well-formed, but without what was asked
-    for (no echo, no prompt log-probs), which at detection means the server cannot do it."""
-    error = RequestError(f"bad response: {message}", retryable=True, status=200)
-    error.capability = capability
-    return error
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds (fractions accepted) or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    base_url: str | None = Field(None, description="server (default: the spec's @URL, $OPENAI_BASE_URL, OpenAI's)")
+    api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")
+    concurrency: int = Field(8, ge=1, description="HTTP requests in flight (the most the adaptive window opens)")
+    timeout: float = Field(120.0, gt=0, description="seconds per HTTP request")
+    max_retries: int = Field(5, ge=0, description="retries per request (timeouts, 408/429/5xx, bad bodies)")
+    retry_budget: int = Field(100, ge=0, description="retries the run may spend beyond retry_ratio per request")
+    retry_ratio: float = Field(0.2, ge=0, description="retries the run may spend per request sent")
+    backoff: float = Field(0.5, ge=0, description="seconds: the first retry waits up to this (doubling, jittered)")
+    scoring: Literal["auto", "prompt_logprobs", "echo", "none"] = Field(
+        "auto", description="log-prob mode: detected, or forced")
+    generate: Literal["auto", "chat", "completions"] = Field("auto", description="generation endpoint: detected, or forced")
+    token_field: Literal["auto", "max_tokens", "max_completion_tokens"] = Field(
+        "auto", description="the request field for the token limit (reasoning models: max_completion_tokens)")
+    temperature: Literal["auto", "send", "omit"] = Field(
+        "auto", description="omit: never send a temperature (reasoning models accept only their default)")
 
 
-def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random,
-                  base: float = 0.5, cap: float = 30.0) -> float:
-    """Seconds to wait before retry ``attempt`` (0-based): the server's ``Retry-After`` when given,
-    else exponential backoff with full jitter, uniform in [0, min(cap, base * 2**attempt)]."""
-    if retry_after is not None:
-        return retry_after
-    return rng.uniform(0.0, min(cap, base * 2**attempt))
-
-
-def public_url(url: str) -> str:
-    """The base URL without credentials or query (what may be stored)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+class DetectionError(ValueError):
+    """Capability detection could not get a definite answer: the run is refused (one line)."""
 
 
 def _choice(data: Any) -> dict:
@@ -140,112 +134,110 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
 class OpenAIBackend:
     """Answers requests through an OpenAI-compatible HTTP server."""
 
-    def __init__(self, spec: str, model: str, base_url: str, api_key: str | None, options: LoadOptions,
+    def __init__(self, spec: str, model: str, base_url: str, api_key: str | None, options: OpenAIOptions | None = None,
                  tokenizer=None, seed: int = 0):
+        options = options or OpenAIOptions()
         self.spec = spec
         self.model = model
+        self.options = options
         self.base_url = base_url.rstrip("/")
-        self.concurrency = max(1, options.concurrency)
-        self.max_retries = options.max_retries
-        self.retry_budget = options.retry_budget
-        self.timeout = options.timeout
         self.usage = Usage()
+        self.budget = RetryBudget(minimum=options.retry_budget, ratio=options.retry_ratio)
+        self.policy = RetryPolicy(max_retries=options.max_retries, budget=self.budget, base=options.backoff,
+                                  rng=random.Random(seed))
+        self.http = HttpClient(self.base_url, api_key, concurrency=options.concurrency, timeout=options.timeout,
+                               policy=self.policy, usage=self.usage)
         self.parameters: int | None = None
         self.boundary = BoundaryTokenizer(tokenizer) if tokenizer is not None else None
         self.tokenizer = tokenizer
-        self._secret = api_key or ""
-        self._rng = random.Random(seed)
-        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests record the waits
-        self._loop = asyncio.new_event_loop()
-        # The runner is synchronous; the event loop lives in its own thread so the backend works
-        # the same from a script and from a notebook that already runs a loop.
-        self._thread = threading.Thread(target=self._loop.run_forever, name="babelprobe-http", daemon=True)
-        self._thread.start()
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client: httpx.AsyncClient = self._run(self._open(headers))
         self.scoring_mode: str | None = None
         self._detecting = False  # while probing capabilities, a 200 that lacks them is an answer
         self.chat = False
-        self.server_model = model
+        self.server_model = model  # what answered (the response's model field), set at detection
+        self.token_field = "max_tokens" if options.token_field == "auto" else options.token_field
+        self.send_temperature = options.temperature != "omit"
+        self.wrong_model = 0  # responses that named another model than the keyed one
         self.unsupported_reason: dict[str, str] = {"hidden_states": "an HTTP API does not return hidden states"}
 
-    async def _open(self, headers: dict[str, str]) -> httpx.AsyncClient:
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        return httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=self.timeout, limits=limits)
+    # the concurrency window the executor keeps full across batches (executors.LocalExecutor)
+    @property
+    def in_flight(self) -> int:
+        return self.http.window.limit
+
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[None]]:
+        return self.http.sleep
+
+    @sleep.setter
+    def sleep(self, value: Callable[[float], Awaitable[None]]) -> None:
+        self.http.sleep = value
 
     def _run(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        return self.http.run(coro)
 
     def close(self) -> None:
-        if self._loop.is_running():
-            self._run(self._client.aclose())
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
+        self.http.close()
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        return self.http.redact(text)
 
-    # ------------------------------------------------------------------ HTTP with retries
-    async def _attempt(self, method: str, path: str, body: dict | None) -> Any:
-        try:
-            response = await self._client.request(method, path, json=body)
-        except httpx.TimeoutException as exc:
-            raise RequestError(f"timeout after {self.timeout:g}s ({type(exc).__name__})", retryable=True) from exc
-        except httpx.TransportError as exc:  # refused, reset, truncated body
-            raise RequestError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
-        if response.status_code != 200:
-            excerpt = response.text[:200].replace("\n", " ")
-            raise RequestError(f"HTTP {response.status_code}: {excerpt}", retryable=response.status_code in RETRY_STATUS,
-                               retry_after=parse_retry_after(response.headers.get("retry-after")),
-                               status=response.status_code)
-        try:
-            return response.json()
-        except ValueError:
-            raise bad_response(f"body is not JSON: {response.text[:80]!r}") from None
+    def _body(self, body: dict[str, Any], max_tokens: int, temperature: float) -> dict[str, Any]:
+        """The token limit and temperature in the fields this server takes."""
+        body[self.token_field] = max_tokens
+        if self.send_temperature:
+            body["temperature"] = temperature
+        return body
 
-    async def _call(self, method: str, path: str, body: dict | None, parse: Callable[[Any], Any]) -> Any:
-        """One request with retries; ``parse`` validates the body (raising ``bad_response``)."""
-        attempt = 0
-        while True:
-            try:
-                data = await self._attempt(method, path, body)
-                result = parse(data)
-                if isinstance(data, dict) and isinstance(data.get("usage"), dict):
-                    self.usage.prompt_tokens += int(data["usage"].get("prompt_tokens") or 0)
-                    self.usage.completion_tokens += int(data["usage"].get("completion_tokens") or 0)
-                self.usage.requests += 1
-                return result
-            except RequestError as exc:
-                error = exc
-            wait = backoff_delay(attempt, error.retry_after, self._rng)
-            retryable = error.retryable and not (self._detecting and error.capability)
-            if not retryable or attempt >= self.max_retries or self.retry_budget <= 0 or wait > MAX_RETRY_AFTER:
-                tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                raise RequestError(self._redact(f"{method} {path}: {error}{tries}"), retryable=False,
-                                   status=error.status)
-            self.retry_budget -= 1
-            self.usage.retries += 1
-            attempt += 1
-            await self.sleep(wait)
+    def _answered_by(self, data: Any) -> None:
+        """A response from another model than the one the cache key names is no answer."""
+        named = data.get("model") if isinstance(data, dict) else None
+        if not self._detecting and named and named != self.server_model:
+            self.wrong_model += 1
+            raise ProviderError(f"answered by {named!r}, but this run's answers are keyed on {self.server_model!r} "
+                                "(the alias moved to another model: start a new run)", retryable=False, status=200)
+
+    async def _call(self, method: str, path: str, body: dict | None, parse: Callable[[Any], Any], **kwargs) -> Any:
+        def checked(data: Any) -> Any:
+            self._answered_by(data)
+            return parse(data)
+
+        try:
+            return await self.http.call(method, path, body, checked, definite_capability=self._detecting, **kwargs)
+        except ProviderError as exc:
+            if exc.auth:
+                raise AuthError(self._auth_message(exc)) from None
+            raise
+
+    def _auth_message(self, exc: ProviderError) -> str:
+        return (f"{self.spec}: the server at {public_url(self.base_url)} refused the credentials (HTTP {exc.status}); "
+                f"check ${self.options.api_key_env}")
 
     def _map(self, answer_one: Callable[[Any], Awaitable[Any]], requests: Sequence[Any]) -> list:
-        """Answer a batch with at most ``concurrency`` requests in flight; failures in place."""
+        """Answer a batch (at most the window's requests in flight, across batches); failures in place."""
+        return self._run(self._gather(answer_one, requests))
 
-        async def run_all() -> list:
-            results: list = [None] * len(requests)
-            pending = iter(enumerate(requests))
+    async def _gather(self, answer_one: Callable[[Any], Awaitable[Any]], requests: Sequence[Any]) -> list:
+        async def one(request: Any) -> Any:
+            try:
+                return await answer_one(request)
+            except AuthError:
+                raise  # the key was refused: nothing else will succeed, the run stops
+            except Exception as exc:  # a request's failure is data, the batch goes on
+                return RequestFailure(error=self._redact(f"{type(exc).__name__}: {exc}"))
 
-            async def worker() -> None:
-                for i, request in pending:  # workers share one iterator: each takes the next request
-                    try:
-                        results[i] = await answer_one(request)
-                    except Exception as exc:  # a request's failure is data, the batch goes on
-                        results[i] = RequestFailure(error=self._redact(f"{type(exc).__name__}: {exc}"))
+        # one task per request: the window (models/http.py), not the task count, bounds what is in flight
+        return list(await asyncio.gather(*(one(r) for r in requests)))
 
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(requests)))))
-            return results
-
-        return self._run(run_all())
+    def submit(self, kind: str, requests: Sequence[Any]) -> Future:
+        """Start answering a batch and return at once (executors.LocalExecutor keeps several
+        batches in flight so the window stays full across batch boundaries)."""
+        answer_one = {"generate": self._generate_one, "loglikelihood": self._loglikelihood_one,
+                      "next_token": self._next_token_one}.get(kind)
+        if answer_one is None:
+            future: Future = Future()
+            future.set_exception(NotImplementedError(self.unsupported_reason.get(kind, kind)))
+            return future
+        return asyncio.run_coroutine_threadsafe(self._gather(answer_one, requests), self.http.loop)
 
     # ------------------------------------------------------------------ scoring
     async def _score(self, context: str, continuation: str) -> tuple[list[float], list[str], list[int], bool]:
@@ -259,7 +251,7 @@ class OpenAIBackend:
     async def _score_prompt_logprobs(self, context: str, continuation: str):
         split = self.boundary.split(context, continuation)
         ids = list(split.context_ids + split.continuation_ids)
-        body = {"model": self.model, "prompt": ids, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 1}
+        body = self._body({"model": self.model, "prompt": ids, "prompt_logprobs": 1}, 1, 0.0)
         n_context = len(split.context_ids)
 
         def parse(data):
@@ -284,7 +276,7 @@ class OpenAIBackend:
         if not continuation:
             raise ValueError("empty continuation: nothing to score")
         text = context + continuation
-        body = {"model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0.0, "echo": True, "logprobs": 1}
+        body = self._body({"model": self.model, "prompt": text, "echo": True, "logprobs": 1}, 1, 0.0)
 
         def parse(data):
             choice = _choice(data)
@@ -314,57 +306,55 @@ class OpenAIBackend:
         lps, tokens, greedy = await self._call("POST", "/completions", body, parse)
         return lps, tokens, [-1] * len(tokens), greedy
 
+    async def _loglikelihood_one(self, r: LogLikelihood) -> LogLikelihoodResult:
+        lps, tokens, _, greedy = await self._score(r.context, r.continuation)
+        return LogLikelihoodResult(logprob=float(sum(lps)), token_logprobs=lps, tokens=tokens, greedy=greedy)
+
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult | RequestFailure]:
-        async def one(r: LogLikelihood) -> LogLikelihoodResult:
-            lps, tokens, _, greedy = await self._score(r.context, r.continuation)
-            return LogLikelihoodResult(logprob=float(sum(lps)), token_logprobs=lps, tokens=tokens, greedy=greedy)
+        return self._map(self._loglikelihood_one, requests)
 
-        return self._map(one, requests)
-
-    def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult | RequestFailure]:
+    async def _next_token_one(self, r: NextToken) -> NextTokenResult:
         """Each candidate's first continuation token, scored after the context (one HTTP request per
         candidate: the OpenAI API has no way to ask for given tokens' log-probs at one position)."""
+        logprobs, tokens, ids = [], [], []
+        for candidate in r.candidates:
+            lps, toks, tok_ids, _ = await self._score(r.context, candidate)
+            logprobs.append(lps[0])
+            tokens.append(toks[0])
+            ids.append(tok_ids[0])
+        return NextTokenResult(logprobs=logprobs, token_ids=ids, tokens=tokens)
 
-        async def one(r: NextToken) -> NextTokenResult:
-            logprobs, tokens, ids = [], [], []
-            for candidate in r.candidates:
-                lps, toks, tok_ids, _ = await self._score(r.context, candidate)
-                logprobs.append(lps[0])
-                tokens.append(toks[0])
-                ids.append(tok_ids[0])
-            return NextTokenResult(logprobs=logprobs, token_ids=ids, tokens=tokens)
-
-        return self._map(one, requests)
+    def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult | RequestFailure]:
+        return self._map(self._next_token_one, requests)
 
     # ------------------------------------------------------------------ generation
     @property
     def has_chat_template(self) -> bool:
         return self.chat
 
-    def generate(self, requests: Sequence[Generate]) -> list[GenerateResult | RequestFailure]:
-        async def one(r: Generate) -> GenerateResult:
-            body: dict[str, Any] = {"model": self.model, "max_tokens": r.max_tokens, "temperature": r.temperature,
-                                    "seed": r.seed}
-            if r.stop:
-                body["stop"] = list(r.stop)
-            if r.messages is not None:
-                body["messages"] = [m.model_dump() for m in r.messages]
-                if r.logprobs:
-                    body["logprobs"] = True
-                text, lps, reason = await self._call("POST", "/chat/completions", body, self._parse_chat)
-            elif r.prompt is not None:
-                body["prompt"] = r.prompt
-                if r.logprobs:
-                    body["logprobs"] = 1
-                text, lps, reason = await self._call("POST", "/completions", body, self._parse_completion)
-            else:
-                raise ValueError("Generate needs a prompt or messages")
-            if r.logprobs and lps is None:
-                raise RequestError("the server returned no log-probs for the generated tokens", retryable=False)
-            text, cut = _cut_at_stop(text, r.stop)
-            return GenerateResult(text=text, token_logprobs=lps, finish_reason="stop" if cut else _finish(reason))
+    async def _generate_one(self, r: Generate) -> GenerateResult:
+        body = self._body({"model": self.model, "seed": r.seed}, r.max_tokens, r.temperature)
+        if r.stop:
+            body["stop"] = list(r.stop)
+        if r.messages is not None:
+            body["messages"] = [m.model_dump() for m in r.messages]
+            if r.logprobs:
+                body["logprobs"] = True
+            text, lps, reason = await self._call("POST", "/chat/completions", body, self._parse_chat)
+        elif r.prompt is not None:
+            body["prompt"] = r.prompt
+            if r.logprobs:
+                body["logprobs"] = 1
+            text, lps, reason = await self._call("POST", "/completions", body, self._parse_completion)
+        else:
+            raise ValueError("Generate needs a prompt or messages")
+        if r.logprobs and lps is None:
+            raise RequestError("the server returned no log-probs for the generated tokens", retryable=False)
+        text, cut = _cut_at_stop(text, r.stop)
+        return GenerateResult(text=text, token_logprobs=lps, finish_reason="stop" if cut else _finish(reason))
 
-        return self._map(one, requests)
+    def generate(self, requests: Sequence[Generate]) -> list[GenerateResult | RequestFailure]:
+        return self._map(self._generate_one, requests)
 
     @staticmethod
     def _parse_chat(data) -> tuple[str, list[float] | None, Any]:
@@ -397,18 +387,86 @@ class OpenAIBackend:
         finally:
             self._detecting = False
 
+    def _transient(self, what: str, exc: ProviderError, force: str) -> DetectionError:
+        return DetectionError(f"{self.spec}: {what} kept failing at {public_url(self.base_url)} ({exc}); the mode is "
+                              f"chosen only from a definite answer: try again later, or force it with "
+                              f"--model-arg {force}")
+
     async def _detect(self) -> None:
         try:
-            listed = await self._call("GET", "/models", None, lambda d: [str(m["id"]) for m in d["data"]])
-        except RequestError as exc:
+            # informative only (transformers serve answers 500 offline): one attempt, not retried
+            listed = await self._call("GET", "/models", None, lambda d: [str(m["id"]) for m in d["data"]],
+                                      max_retries=0)
+        except ProviderError as exc:
             if exc.status is None:
                 raise ValueError(f"{self.spec}: cannot reach the server at {public_url(self.base_url)}: {exc}") from None
-            listed = None  # not every server lists models (transformers serve answers 500 offline)
+            listed = None
         except (KeyError, TypeError):
             listed = None
         if listed is not None and self.model not in listed:
             raise ValueError(f"{self.spec}: the server at {public_url(self.base_url)} does not serve "
                              f"{self.model!r}; it serves: {', '.join(listed) or 'nothing'}")
+        await self._detect_generation()
+        await self._detect_scoring()
+
+    async def _probe_generation(self, chat: bool) -> str:
+        """One token of generation; returns the model the server says answered."""
+        body = self._body({"model": self.model}, 1, 0.0)
+        if chat:
+            body["messages"] = [{"role": "user", "content": "Hi"}]
+            return await self._call("POST", "/chat/completions", body,
+                                    lambda d: (self._parse_chat(d), str(d.get("model") or self.model))[1])
+        body["prompt"] = "Hi"
+        return await self._call("POST", "/completions", body,
+                                lambda d: (self._parse_completion(d), str(d.get("model") or self.model))[1])
+
+    async def _generation_answer(self, chat: bool) -> str | ProviderError:
+        """The probe's answer, adapting the request fields a reasoning-style model rejects (400
+        naming ``max_tokens`` or ``temperature``) unless they were set; a definite refusal is
+        returned, a transient failure that persisted is raised."""
+        refusal: ProviderError | None = None
+        for _ in range(3):
+            try:
+                return await self._probe_generation(chat)
+            except ProviderError as exc:
+                refusal = exc
+                if exc.retryable and not exc.capability:
+                    mode = "chat" if chat else "completions"
+                    raise self._transient(f"the {mode} probe", exc, f"generate={mode}") from None
+                text = str(exc)
+                if (exc.status == 400 and "max_tokens" in text and self.token_field == "max_tokens"
+                        and self.options.token_field == "auto"):
+                    self.token_field = "max_completion_tokens"
+                    continue
+                if exc.status == 400 and "temperature" in text and self.send_temperature \
+                        and self.options.temperature == "auto":
+                    self.send_temperature = False
+                    continue
+                return exc
+        return refusal  # still refused after dropping both fields
+
+    async def _detect_generation(self) -> None:
+        forced = self.options.generate
+        if forced != "auto":
+            self.chat = forced == "chat"
+            return
+        answer = await self._generation_answer(chat=True)
+        if isinstance(answer, str):
+            self.chat, self.server_model = True, answer
+            return
+        self.unsupported_reason["chat"] = str(answer)
+        answer = await self._generation_answer(chat=False)
+        if isinstance(answer, str):
+            self.server_model = answer
+
+    async def _detect_scoring(self) -> None:
+        forced = self.options.scoring
+        if forced != "auto":
+            self.scoring_mode = None if forced == "none" else forced
+            if forced == "none":
+                reason = "scoring=none was set"
+                self.unsupported_reason.update(loglikelihood=reason, next_token=reason)
+            return
         reasons = []
         for mode in ("prompt_logprobs", "echo"):
             if mode == "prompt_logprobs" and self.boundary is None:
@@ -417,23 +475,62 @@ class OpenAIBackend:
             self.scoring_mode = mode
             try:
                 await self._score(PROBE_CONTEXT, PROBE_CONTINUATION)
-                break
-            except RequestError as exc:
-                reasons.append(f"{mode}: {exc}")
+            except ProviderError as exc:
                 self.scoring_mode = None
+                if exc.retryable and not exc.capability:
+                    raise self._transient(f"the {mode} scoring probe", exc, f"scoring={mode} (or none)") from None
+                reasons.append(f"{mode}: {exc}")
+                continue
+            if mode == "echo":
+                mismatch = await self._check_echo()
+                if mismatch:
+                    self.scoring_mode = None
+                    reasons.append(f"echo: {mismatch}")
+                    continue
+            break
         if self.scoring_mode is None:
-            reason = "the server returns no prompt log-probs (" + "; ".join(reasons) + ")"
+            reason = "the server returns no usable prompt log-probs (" + "; ".join(reasons) + ")"
             self.unsupported_reason.update(loglikelihood=reason, next_token=reason)
-        chat_body = {"model": self.model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1,
-                     "temperature": 0.0}
-        try:
-            self.server_model = await self._call("POST", "/chat/completions", chat_body,
-                                                 lambda d: (self._parse_chat(d), str(d.get("model") or self.model))[1])
-            self.chat = True
-        except RequestError as exc:
-            self.unsupported_reason["chat"] = str(exc)
-        if listed is not None:
-            self.server_model = self.model
+
+    async def _check_echo(self) -> str | None:
+        """Echo log-probs against a known answer the server gives another way: the log-prob of the
+        greedy next token, from a generation with log-probs, must equal the echo log-prob of the same
+        token after the same context. llama-cpp-python's server shifts echo log-probs by one
+        position for models without a BOS token (its issue #1983): P(" of" | "The capital") came back
+        -10.46 instead of -0.41. Returns why they disagree, or None."""
+        checked = []
+        for context in ECHO_CHECKS:
+            body = self._body({"model": self.model, "prompt": context, "logprobs": 1}, 1, 0.0)
+
+            def parse(data):
+                logprobs = _choice(data).get("logprobs") or {}
+                tokens, lps = logprobs.get("tokens"), logprobs.get("token_logprobs")
+                if not (isinstance(tokens, list) and isinstance(lps, list) and tokens and lps[0] is not None):
+                    raise bad_response("no log-probs for the generated token", capability=True)
+                return str(tokens[0]), float(lps[0])
+
+            try:
+                token, generated = await self._call("POST", "/completions", body, parse)
+            except ProviderError as exc:
+                if exc.retryable and not exc.capability:
+                    raise self._transient("the echo check", exc, "scoring=echo (unchecked)") from None
+                return f"cannot be checked: the server gives no log-probs for a generated token ({exc})"
+            if not token:
+                continue
+            try:
+                lps, _, _, _ = await self._score(context, token)
+            except ProviderError as exc:
+                if exc.retryable and not exc.capability:
+                    raise self._transient("the echo check", exc, "scoring=echo (unchecked)") from None
+                return f"cannot be checked: echo scoring of a generated token failed ({exc})"
+            if len(lps) != 1:  # context + token tokenised across the boundary: not comparable
+                continue
+            checked.append((context, token, lps[0], generated))
+            if abs(lps[0] - generated) > ECHO_TOLERANCE:
+                return (f"echo log-probs disagree with the server's own generation log-probs (P({token!r} | "
+                        f"{context!r}): echo {lps[0]:.3f}, generation {generated:.3f}; llama-cpp-python shifts "
+                        "echo log-probs for models without a BOS token, its issue #1983)")
+        return None if checked else "cannot be checked: no probe token was scored as one token"
 
     @property
     def supported_kinds(self) -> frozenset[str]:
@@ -444,8 +541,18 @@ class OpenAIBackend:
     def fingerprint(self) -> Fingerprint:
         versions = installed_versions(["babelprobe", "httpx"])
         versions.update(scoring=self.scoring_mode or "none", generate="chat" if self.chat else "completions")
-        return Fingerprint(spec=self.spec, backend="openai-compatible", weights=f"served:{self.server_model}",
+        if self.token_field != "max_tokens" or not self.send_temperature:
+            versions["request_fields"] = f"{self.token_field}{'' if self.send_temperature else ', no temperature'}"
+        # keyed on what the server says answered and where: an alias moving to a new snapshot, or
+        # the same name on another server, is another model
+        return Fingerprint(spec=_public_spec(self.spec), backend="openai-compatible",
+                           weights=f"served:{self.server_model} at {public_url(self.base_url)}",
                            dtype="server", quantization=None, device=public_url(self.base_url), versions=versions)
+
+
+def _public_spec(spec: str) -> str:
+    parsed = ModelSpec.parse(spec)
+    return f"openai:{parsed.name}@{public_url(parsed.base_url)}" if parsed.base_url else spec
 
 
 def _local_tokenizer(name: str):
@@ -459,14 +566,18 @@ def _local_tokenizer(name: str):
     return tokenizer if tokenizer.is_fast else None
 
 
-def load(spec: str, options: LoadOptions) -> OpenAIBackend:
-    """``openai:<model>``: base URL from options or $OPENAI_BASE_URL, key from $<api_key_env>."""
-    model = spec.partition(":")[2]
-    base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    api_key = os.environ.get(options.api_key_env)
+def load(spec: str | ModelSpec, options: LoadOptions) -> OpenAIBackend:
+    """``openai:<model>[@<url>]``: base URL from the spec, --base-url or $OPENAI_BASE_URL; key from
+    $<api_key_env>. Refused credentials and a server that will not answer detection refuse the run."""
+    parsed = ModelSpec.parse(spec)
+    settings = OpenAIOptions.model_validate(dict(options.model_args))
+    base_url = parsed.base_url or settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    api_key = os.environ.get(settings.api_key_env)
     if api_key is None and public_url(base_url) == DEFAULT_BASE_URL:
-        raise ValueError(f"{spec}: no API key: set ${options.api_key_env} (or name another variable with --api-key-env)")
-    backend = OpenAIBackend(spec, model, base_url, api_key, options, tokenizer=_local_tokenizer(model))
+        raise ValueError(f"{parsed.text}: no API key: set ${settings.api_key_env} "
+                         "(or name another variable with --api-key-env)")
+    tokenizer = _local_tokenizer(parsed.name) if settings.scoring in ("auto", "prompt_logprobs") else None
+    backend = OpenAIBackend(parsed.text, parsed.name, base_url, api_key, settings, tokenizer=tokenizer)
     try:
         backend.detect()
     except BaseException:

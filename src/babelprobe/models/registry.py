@@ -3,7 +3,13 @@
 ``load_backend`` (models/__init__.py) dispatches a spec's scheme to the module named here; a new
 engine (llama.cpp in-process, a Ray executor) slots in by adding one ``BackendInfo`` and one
 module with a ``load(spec, options)`` function. Heavy engines are optional extras, imported only
-when their scheme is used.
+when their scheme is used. Backends outside babelprobe register a ``BackendInfo`` under the entry
+point group ``babelprobe.backends`` (as lm-evaluation-harness's registry allows), with no edit here.
+
+Each ``BackendInfo`` is the one declaration of an engine's request kinds (the loaded backend
+reads them from here) and names the engine's options model (a ``BackendOptions``): its
+backend-specific settings arrive as ``--model-arg KEY=VALUE`` and are validated against that
+model before anything is loaded (``validate_model_args``).
 
 Capabilities are checked before any request is sent (``check_supported``): a probe that needs
 log-probabilities fails at once on a backend that cannot give them, naming the kind, the backend
@@ -12,10 +18,20 @@ and the backends that can, instead of filling a results table with errors.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import importlib.util
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from babelprobe.models.spec import ModelSpec
+
+ENTRY_POINT_GROUP = "babelprobe.backends"
+# The order kinds are shown in (the `models` table, error messages).
+KIND_ORDER = ("generate", "loglikelihood", "next_token", "hidden_states", "tokenize")
 
 ALL_KINDS = frozenset({"generate", "loglikelihood", "next_token", "hidden_states", "tokenize"})
 
@@ -38,16 +54,69 @@ class BackendInfo:
 
     engine: str  # the name in fingerprints
     schemes: tuple[str, ...]
-    module: str  # babelprobe.models.<module>.load(spec, options) builds the backend
+    module: str  # babelprobe.models.<module> (built-ins) or a module path (entry points): its load(spec, options)
     kinds: frozenset[str]
     spec_help: str
     description: str
     condition: str = ""  # when it can score, if not always
+    conditional_kinds: frozenset[str] = frozenset()  # kinds only some servers answer (detected at load)
     extra: str | None = None  # pip extra holding the engine's dependencies
     requires: str | None = None  # importable module that the extra installs
+    # "Class" in ``module`` (or a class): the engine's BackendOptions; None: it takes no --model-arg
+    options: "str | type[BackendOptions] | None" = None
 
     def installed(self) -> bool:
         return self.requires is None or importlib.util.find_spec(self.requires) is not None
+
+    @property
+    def module_path(self) -> str:
+        # built-in engines name their module in babelprobe.models; an entry point's is absolute
+        return f"babelprobe.models.{self.module}" if self in BACKENDS else self.module
+
+    def options_model(self) -> "type[BackendOptions]":
+        if self.options is None:
+            return BackendOptions
+        if isinstance(self.options, str):
+            return getattr(importlib.import_module(self.module_path), self.options)
+        return self.options
+
+
+class BackendOptions(BaseModel):
+    """A backend's own settings (``--model-arg KEY=VALUE``); the base takes none. Values arrive
+    as strings and are converted by the field types ('8' -> 8, 'false' -> False)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def parse_model_args(values: Iterable[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``["concurrency=16", "chat=false"]`` -> ``{"concurrency": "16", "chat": "false"}``."""
+    if values is None:
+        return {}
+    if isinstance(values, Mapping):
+        return dict(values)
+    args: dict[str, Any] = {}
+    for value in values:
+        key, sep, rest = str(value).partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--model-arg {value!r}: expected KEY=VALUE")
+        args[key.strip().replace("-", "_")] = rest.strip()
+    return args
+
+
+def validate_model_args(info: "BackendInfo", args: Mapping[str, Any]) -> BackendOptions:
+    """The engine's options from ``args``, or ValueError in one line naming the bad key and the
+    keys the engine takes."""
+    model = info.options_model()
+    try:
+        return model.model_validate(dict(args))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"]) or "?"
+        takes = ", ".join(model.model_fields) or "none"
+        if error["type"] == "extra_forbidden":
+            raise ValueError(f"--model-arg {key}: the {info.engine} backend has no such setting "
+                             f"(it takes: {takes})") from None
+        raise ValueError(f"--model-arg {key}={error.get('input')!r}: {error['msg']}") from None
 
 
 BACKENDS: tuple[BackendInfo, ...] = (
@@ -57,16 +126,18 @@ BACKENDS: tuple[BackendInfo, ...] = (
         description="transformers in-process, CPU or CUDA (GGUF dequantised once)",
     ),
     BackendInfo(
-        engine="vllm", schemes=("vllm",), module="vllm_backend",
+        engine="vllm", schemes=("vllm",), module="vllm_backend", options="VLLMOptions",
         kinds=frozenset({"generate", "loglikelihood", "next_token"}),
         spec_help="vllm:<hub id or local dir>[@revision]",
         description="vLLM offline engine on a GPU; scoring through prompt_logprobs on babelprobe's token ids",
         extra="vllm", requires="vllm",
     ),
     BackendInfo(
-        engine="openai-compatible", schemes=("openai",), module="openai_backend",
+        engine="openai-compatible", schemes=("openai",), module="openai_backend", options="OpenAIOptions",
         kinds=frozenset({"generate", "loglikelihood", "next_token"}),
-        spec_help="openai:<model> with --base-url (or OPENAI_BASE_URL); key from OPENAI_API_KEY or --api-key-env",
+        conditional_kinds=frozenset({"loglikelihood", "next_token"}),
+        spec_help="openai:<model>[@<base url>] (or --base-url, OPENAI_BASE_URL); key from OPENAI_API_KEY or "
+                  "--api-key-env",
         description="any OpenAI-compatible HTTP server or hosted API; log-probabilities only where the "
                     "server returns prompt log-probs (vLLM server, llama-cpp-python), detected at load",
         condition="(only on a server that returns prompt log-probs: vLLM's, llama-cpp-python's)",
@@ -83,12 +154,33 @@ BACKENDS: tuple[BackendInfo, ...] = (
 )
 
 
+@functools.cache
+def all_backends() -> tuple[BackendInfo, ...]:
+    """The built-in engines, then those registered under the ``babelprobe.backends`` entry point
+    group (each entry point names a ``BackendInfo``); a scheme taken by a built-in stays built-in."""
+    found = list(BACKENDS)
+    taken = {s for info in BACKENDS for s in info.schemes}
+    for entry in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        info = entry.load()
+        if not isinstance(info, BackendInfo):
+            raise TypeError(f"entry point {ENTRY_POINT_GROUP}:{entry.name} ({entry.value}) is not a BackendInfo")
+        if taken.isdisjoint(info.schemes):
+            found.append(info)
+            taken.update(info.schemes)
+    return tuple(found)
+
+
 def backend_for_scheme(scheme: str) -> BackendInfo:
-    for info in BACKENDS:
+    for info in all_backends():
         if scheme in info.schemes:
             return info
-    known = ", ".join(s for info in BACKENDS for s in info.schemes)
+    known = ", ".join(s for info in all_backends() for s in info.schemes)
     raise ValueError(f"unknown model scheme {scheme!r} (known: {known})")
+
+
+def backend_info(engine: str) -> BackendInfo:
+    """The registry entry of an engine by its fingerprint name (backends read their kinds here)."""
+    return next(info for info in all_backends() if info.engine == engine)
 
 
 def require(module: str, extra: str, scheme: str):
@@ -114,13 +206,13 @@ def supported_kinds(backend) -> frozenset[str]:
     if callable(getattr(backend, "supports", None)):
         return frozenset(k for k in ALL_KINDS if backend.supports(k))
     engine = backend.fingerprint.backend
-    return next((info.kinds for info in BACKENDS if info.engine == engine), ALL_KINDS)
+    return next((info.kinds for info in all_backends() if info.engine == engine), ALL_KINDS)
 
 
 def _alternatives(kind: str, engine: str) -> str:
     """'hf:, gguf: or vllm:' — the schemes of the other engines that answer ``kind``."""
     schemes, conditions = [], []
-    for info in BACKENDS:
+    for info in all_backends():
         if info.engine != engine and kind in info.kinds:
             schemes += [f"{s}:" for s in info.schemes if s != "bundled"]
             if info.condition and kind != "generate":
@@ -148,18 +240,17 @@ def check_supported(backend, kinds: Iterable[str], probe_name: str) -> None:
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """Everything a backend may need to start; each engine reads the fields it uses.
+    """What every backend may need to start (device, dtype, length), and ``model_args``: the
+    backend's own settings (``--model-arg KEY=VALUE`` and the flags that alias them), validated
+    against its options model by ``validate_model_args``. Defaults live in the options models only.
 
-    ``api_key_env`` names the environment variable holding the key: the key itself is read at load
-    time and never stored in options, configs, fingerprints or manifests."""
+    The openai backend's ``api_key_env`` names the environment variable holding the key: the key
+    itself is read at load time and never stored in options, configs, fingerprints or manifests."""
 
     device: str = "auto"
     dtype: str = "auto"
     max_length: int | None = None
-    base_url: str | None = None  # openai: (else $OPENAI_BASE_URL)
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 8  # openai: requests in flight
-    timeout: float = 120.0  # openai: seconds per HTTP request
-    max_retries: int = 5  # openai: per request
-    retry_budget: int = 500  # openai: retries in all, per backend, before failures are final
-    gpu_memory_utilization: float = 0.9  # vllm: share of GPU memory the engine may take
+    model_args: Mapping[str, Any] = field(default_factory=dict)
+
+    def backend_options(self, spec: "str | ModelSpec") -> BackendOptions:
+        return validate_model_args(backend_for_scheme(ModelSpec.parse(spec).scheme), self.model_args)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Callable
 
 from babelprobe.models.base import Fingerprint
+from babelprobe.models.spec import ModelSpec
 from babelprobe.versions import installed_versions
 
-DEFAULT_MODEL = "bundled:gemma-3-270m"
 _SHA1 = re.compile(r"[0-9a-f]{40}")
 
 
@@ -237,11 +237,10 @@ def _is_hub_id(name: str) -> bool:
     return True
 
 
-def resolve(spec: str) -> ResolvedModel:
-    """Turn a spec string into a loadable HF path (converting GGUFs once)."""
-    scheme, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise ValueError(f"model spec {spec!r}: expected SCHEME:NAME, e.g. {DEFAULT_MODEL}")
+def resolve(spec: str | ModelSpec) -> ResolvedModel:
+    """Turn a spec into a loadable HF path (converting GGUFs once)."""
+    parsed = ModelSpec.parse(spec)
+    spec, scheme, rest = parsed.text, parsed.scheme, parsed.target
     if scheme == "bundled":
         if rest not in BUNDLED:
             raise ValueError(f"unknown bundled model {rest!r}; have: {', '.join(BUNDLED)}")
@@ -261,7 +260,7 @@ def resolve(spec: str) -> ResolvedModel:
                 spec, str(local), f"sha256:{_dir_weights_hash(local)}", None,
                 support_files=f"sha256:{_dir_support_hash(local)}",
             )
-        hub_id, _, revision = rest.partition("@")
+        hub_id, revision = parsed.name, parsed.revision
         if not _is_hub_id(hub_id):
             raise FileNotFoundError(
                 f"model spec {spec!r}: {rest} is neither an existing directory nor a valid hub id (org/name[@revision])"
@@ -275,7 +274,5 @@ def resolve(spec: str) -> ResolvedModel:
 
 def split_revision(name: str) -> tuple[str, str | None]:
     """``<hub id>@<revision>`` -> (hub id, revision); a local directory keeps any '@' in its name."""
-    if Path(name).expanduser().is_dir():
-        return name, None
-    base, _, revision = name.partition("@")
-    return base, revision or None
+    parsed = ModelSpec.parse(f"hf:{name}")
+    return parsed.name, parsed.revision

@@ -26,6 +26,8 @@ from __future__ import annotations
 import importlib.metadata
 from typing import Sequence
 
+from pydantic import Field
+
 from babelprobe.models.base import (
     Fingerprint,
     Generate,
@@ -38,9 +40,10 @@ from babelprobe.models.base import (
     NextTokenResult,
     RequestFailure,
 )
-from babelprobe.models.hf import share_prefixes
-from babelprobe.models.registry import LoadOptions, require
-from babelprobe.models.specs import backend_versions, resolve, split_revision
+from babelprobe.models.packing import share_prefixes
+from babelprobe.models.registry import BackendOptions, LoadOptions, backend_info, require
+from babelprobe.models.spec import ModelSpec
+from babelprobe.models.specs import backend_versions, resolve
 from babelprobe.models.tokenization import BoundaryTokenizer
 
 
@@ -49,10 +52,16 @@ def _logprob(entry) -> float:
     return float(getattr(entry, "logprob", entry))
 
 
+class VLLMOptions(BackendOptions):
+    """``--model-arg`` settings of the vLLM engine."""
+
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1, description="share of GPU memory the engine may take")
+
+
 class VLLMBackend:
     """Answers generate, loglikelihood and next_token with a ``vllm.LLM`` engine."""
 
-    supported_kinds = frozenset({"generate", "loglikelihood", "next_token"})
+    supported_kinds = backend_info("vllm").kinds  # declared once, in the registry
     unsupported_reason = {
         "hidden_states": "vLLM's pooling runner exposes only the last layer's pooled output, not per-layer states",
     }
@@ -182,14 +191,15 @@ class VLLMBackend:
         raise NotImplementedError(f"vllm: {self.unsupported_reason['hidden_states']}")
 
 
-def load(spec: str, options: LoadOptions) -> VLLMBackend:
+def load(spec: str | ModelSpec, options: LoadOptions) -> VLLMBackend:
     """Start a vLLM engine on ``vllm:<hub id or dir>[@revision]``."""
     vllm = require("vllm", "vllm", "vllm")
     from transformers import AutoConfig, AutoTokenizer
 
-    name = spec.partition(":")[2]
-    path, revision = split_revision(name)
-    weights = resolve(f"hf:{name}").weights  # weights sha256 of a directory, or hub id@revision
+    parsed = ModelSpec.parse(spec)
+    settings = VLLMOptions.model_validate(dict(options.model_args))
+    spec, path, revision = parsed.text, parsed.name, parsed.revision
+    weights = resolve(f"hf:{parsed.target}").weights  # weights sha256 of a directory, or hub id@revision
     kwargs = {"revision": revision} if revision else {}
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     config = AutoConfig.from_pretrained(path, **kwargs)
@@ -198,7 +208,7 @@ def load(spec: str, options: LoadOptions) -> VLLMBackend:
     dtype = "bfloat16" if options.dtype == "auto" else options.dtype
     quantization = (getattr(config, "quantization_config", None) or {}).get("quant_method")
     llm = vllm.LLM(model=path, tokenizer=path, revision=revision, dtype=dtype, max_model_len=max_length,
-                   enable_prefix_caching=False, seed=0, gpu_memory_utilization=options.gpu_memory_utilization)
+                   enable_prefix_caching=False, seed=0, gpu_memory_utilization=settings.gpu_memory_utilization)
     versions = backend_versions()
     try:
         versions["vllm"] = importlib.metadata.version("vllm")
