@@ -11,6 +11,7 @@ from typing import Iterable
 
 import regex
 
+from babelprobe.affixes import ending_ok, proclitic_ok
 from babelprobe.languages import is_unspaced, join_units, text_units
 
 MASK = "[MASK]"
@@ -85,8 +86,6 @@ def _same_case(found: str, form: str, word: str) -> bool:
 
 def _mask_one(text: str, name: str, language: str) -> tuple[str, bool, list[str]]:
     """(text with every form of ``name`` masked, whether any was, forms that could not be)."""
-    from babelprobe.families.eclektic.metrics import _ending_ok, _proclitic_ok
-
     base = language.split("-")[0].lower()
     unspaced_edges = is_unspaced(name[0]) or is_unspaced(name[-1])
     forms = [name]
@@ -112,13 +111,13 @@ def _mask_one(text: str, name: str, language: str) -> tuple[str, bool, list[str]
         prefix, ending, word = text[word_start:start], text[end:word_end], text[word_start:word_end]
         if not _same_case(found.group(), form, word):
             continue
-        prefix_ok = not prefix or _proclitic_ok(unicodedata.normalize("NFC", prefix), name)
+        prefix_ok = not prefix or proclitic_ok(unicodedata.normalize("NFC", prefix), name)
         letters = all(unicodedata.category(ch)[0] in "LM" for ch in ending)
         if form == name:
-            ending_ok = not ending or (letters and _ending_ok(ending.casefold(), name.casefold(), base))
+            ending_fits = not ending or (letters and ending_ok(ending.casefold(), name.casefold(), base))
         else:  # a stem needs its case ending
-            ending_ok = bool(ending) and letters and len(ending) <= 3
-        if prefix_ok and ending_ok:
+            ending_fits = bool(ending) and letters and len(ending) <= 3
+        if prefix_ok and ending_fits:
             keep = ending if ending and regex.match(r"\p{Script=Hangul}", ending[0]) else ""  # 앨리스[는]
             pieces += [text[last:start], MASK + keep]
             last, masked = word_end, True
@@ -132,7 +131,7 @@ def mask_names(text: str, names: Iterable[str], language: str = "") -> str:
     """Every form of each name (longest first) replaced by [MASK] (OWL §2.2): the name as a whole
     word ("Hester's" is masked, "Hesterville" is another word), in capitals (ALICE, ALİCE), with
     the endings and proclitics the language attaches to it, by the rules of the ECLeKTiC metric
-    (metrics/eclektic.py: Korean particles, kept after the mask: [MASK]는; Hebrew and Arabic
+    (affixes.py: Korean particles, kept after the mask: [MASK]는; Hebrew and Arabic
     proclitics, kept before it: ו[MASK]; Finnish/Turkish/Hungarian/Estonian endings up to 4
     letters, others up to 2, taken into the mask), and in declining languages the stem of a name
     ending in a vowel with a case ending (Алисы, Алису -> [MASK]). Raises NameNotMaskable, naming

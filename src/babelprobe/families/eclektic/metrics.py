@@ -77,6 +77,10 @@ from typing import Literal
 
 import regex
 
+from babelprobe.affixes import (  # noqa: F401 (their old home: callers import them here)
+    KOREAN_COUNTERS, KOREAN_PARTICLES, LONG_ENDING_LANGUAGES, _ARABIC_PROCLITICS, _HEBREW_ARTICLE_ELIDED, _HEBREW_PROCLITICS, _ROMAN, _is_roman, _korean_endings,
+    ending_ok as _ending_ok, proclitic_ok as _proclitic_ok,
+)
 from babelprobe.languages import script_runs
 
 StringMode = Literal["normalized", "compat"]
@@ -198,59 +202,6 @@ def words_of(text: str) -> list[str]:
 
 
 # Korean particles and copula forms that attach to the word before them (a closed class).
-KOREAN_PARTICLES = frozenset(
-    "은 는 이 가 을 를 의 에 에서 에게 께 께서 한테 한테서 에게서 으로 로 으로서 로서 으로써 로써 으로부터 로부터 "
-    "와 과 랑 이랑 하고 도 만 까지 부터 보다 처럼 마다 조차 마저 밖에 뿐 만큼 대로 요 이나 나 이나마 나마 이든 든 "
-    "이든지 든지 이란 란 이라 라 이라고 라고 이라는 라는 이라면 라면 이라서 라서 이다 다 입니다 이에요 예요 이야 야 "
-    "이었다 였다 이었습니다 였습니다 이었고 였고 이었던 였던 이며 며 이고 고 인 인데 이지만 지만 이자 자 이므로 므로 "
-    "이죠 죠 이여 여".split()
-)
-# counter words written straight after a number (1945년, 3명, 12월): one may precede the particles
-KOREAN_COUNTERS = frozenset("년 월 일 명 개 세 번 시 분 초 원 위 회 차 층 호 권 편 곡 점 살 대 인 년도 세기".split())
-LONG_ENDING_LANGUAGES = frozenset({"fi", "et", "hu", "tr"})
-_HEBREW_PROCLITICS = re.compile("[והבכלמש]{1,3}")
-_HEBREW_ARTICLE_ELIDED = re.compile("[וש]?[בכל]")  # ב/כ/ל + ה is written without the ה
-_ARABIC_PROCLITICS = frozenset(
-    c + p + a for c in ("", "و", "ف") for p in ("", "ب", "ك", "ل") for a in ("", "ال")
-) - {""}
-_ROMAN = re.compile(r"m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
-
-
-def _korean_endings(ending: str, depth: int = 3) -> bool:
-    if not ending:
-        return True
-    return depth > 0 and any(ending.startswith(p) and _korean_endings(ending[len(p):], depth - 1)
-                             for p in KOREAN_PARTICLES)
-
-
-def _is_roman(word: str) -> bool:
-    return bool(word) and _ROMAN.fullmatch(word) is not None
-
-
-def _ending_ok(ending: str, gold: str, language: str) -> bool:
-    if not ending:
-        return True
-    if not all(unicodedata.category(ch)[0] in "LM" for ch in ending):
-        return False  # 1961 is not found in 19615
-    if regex.match(r"\p{Script=Hangul}", ending[0]) or regex.match(r"\p{Script=Hangul}", gold[-1]):
-        if gold[-1].isdigit():
-            counter = next((c for c in sorted(KOREAN_COUNTERS, key=len, reverse=True) if ending.startswith(c)), "")
-            if counter and _korean_endings(ending[len(counter):], 2):
-                return True
-        return _korean_endings(ending)
-    if len(gold) == 1 or _is_roman(gold):
-        return False  # I is not II, XV is not XVI, A is not AB
-    return len(ending) <= (4 if language.split("-")[0] in LONG_ENDING_LANGUAGES else 2)
-
-
-def _proclitic_ok(prefix: str, gold: str) -> bool:
-    if regex.match(r"\p{Script=Hebrew}", gold[0]):
-        return bool(_HEBREW_PROCLITICS.fullmatch(prefix))
-    if regex.match(r"\p{Script=Arabic}", gold[0]):
-        return prefix in _ARABIC_PROCLITICS
-    return False
-
-
 def word_matches(gold: str, word: str, language: str = "") -> bool:
     """A normalised gold word found in a normalised prediction word: equal, or with an attached
     ending (and, in Hebrew and Arabic, proclitics) as the module docstring sets out."""
