@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig
+from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import Generate
 from babelprobe.models.registry import KIND_ORDER, all_backends, backend_for_scheme

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.config import CKAConfig
+from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, RequestFailure
 from babelprobe.models.openai_backend import DetectionError
@@ -176,7 +176,7 @@ def test_cache_is_keyed_on_the_snapshot_that_answered(smollm2, tmp_path):
     server = ModelServer(smollm2, "gpt-test", "hosted", served_as="gpt-test-2024-07-18")
     common = dict(model="openai:gpt-test", data=Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data"
                   / "bundled" / "owl_demo.jsonl", limit=1, tasks=["name-cloze"], cache=cache, figures=False)
-    from babelprobe.config import OwlConfig
+    from babelprobe.families.owl.config import OwlConfig
 
     with serve(server.handler()) as url:
         first = run(OwlConfig(base_url=url, out=tmp_path / "a", **common))
