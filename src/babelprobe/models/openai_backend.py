@@ -59,6 +59,7 @@ from babelprobe.models.base import (
 )
 from babelprobe.models.registry import LoadOptions
 from babelprobe.models.tokenization import BoundaryTokenizer
+from babelprobe.redaction import redact_text, register_secret, register_url
 from babelprobe.versions import installed_versions
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -154,6 +155,8 @@ class OpenAIBackend:
         self.boundary = BoundaryTokenizer(tokenizer) if tokenizer is not None else None
         self.tokenizer = tokenizer
         self._secret = api_key or ""
+        register_url(base_url)  # credentials in the URL: out of every stored or printed text
+        register_secret(api_key)
         self._rng = random.Random(seed)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests record the waits
         self._loop = asyncio.new_event_loop()
@@ -183,7 +186,7 @@ class OpenAIBackend:
             self._thread.join(timeout=10)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        return redact_text(text, extra=[self._secret])
 
     # ------------------------------------------------------------------ HTTP with retries
     async def _attempt(self, method: str, path: str, body: dict | None) -> Any:

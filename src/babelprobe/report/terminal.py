@@ -47,11 +47,15 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     if manifest is not None:
         title += f" — {manifest.model.spec}"
     console.print(_accuracy_table(title, summary.languages, "language", script=True))
-    console.print(
-        f"multilingual accuracy (mean of {len(summary.languages)} languages): "
-        f"[bold]{_pct(summary.multilingual_accuracy)}%[/bold] (+/- {_pct(summary.multilingual_half_width)}, "
-        f"mean of per-language 95% CIs)"
-    )
+    scored = sum(1 for lang in summary.languages if lang.n)  # languages whose every fact errored are not in the mean
+    if scored:
+        console.print(
+            f"multilingual accuracy (mean of {scored} languages): "
+            f"[bold]{_pct(summary.multilingual_accuracy)}%[/bold] (+/- {_pct(summary.multilingual_half_width)}, "
+            f"mean of per-language 95% CIs)"
+        )
+    else:
+        console.print(f"multilingual accuracy: - (no language scored: n = 0, {summary.n_errors} errors)")
     if summary.script_test is not None:
         t = summary.script_test
         console.print(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}  "
@@ -124,7 +128,8 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
                       *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
     console.print(table)
     for t in summary.tasks:
-        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" for c in t.by_language)
+        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" if c.n
+                          else f"{c.group} - (n = 0, {c.errors} errors)" for c in t.by_language)
         line = f"{t.task}/{t.perturbation}: by language {langs}"
         if t.errors_taxonomy:
             line += "; errors: " + ", ".join(f"{k} {v}" for k, v in t.errors_taxonomy.items())
@@ -152,6 +157,10 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     """Final-layer similarity (rounded) and the typology correlation per layer."""
     console = console or Console()
     final = summary.layer()
+    if final is None:
+        console.print(f"language similarity: no matrix: {summary.undefined_reason}; "
+                      f"errors per language: {summary.errors}", soft_wrap=True)
+        return
     title = f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the language-specific subspace)"
     table = _titled(title, manifest)
     table.add_column("")
