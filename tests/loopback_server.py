@@ -137,7 +137,7 @@ class ModelServer:
                 if not self._authorised():
                     return
                 with server.lock:
-                    status, payload = server.answer(self.path, json.loads(raw))
+                    status, payload = server.answer(self.path.partition("?")[0], json.loads(raw))  # routes ignore the query, as real servers do
                 self._send(status, json.dumps(payload).encode())
 
         return Handler

@@ -17,6 +17,7 @@ messages are covered without knowing the logger names.
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 import threading
@@ -52,8 +53,11 @@ def url_secrets(url: str) -> list[str]:
     if "@" in parts.netloc:
         # 'user:KEY' -> KEY; 'KEY' alone (a key given as the user name) -> KEY. A user name next to
         # a password is masked in URLs but not hunted in other texts (it is often a plain word).
-        user, colon, password = parts.netloc.rpartition("@")[0].partition(":")
+        userinfo = parts.netloc.rpartition("@")[0]
+        user, colon, password = userinfo.partition(":")
         found.append(password if colon else user)
+        # HTTP clients send user-info as Basic auth: its base64 form is echoed by some servers' errors
+        found.append(base64.b64encode(unquote(userinfo).encode()).decode())
     for piece in parts.query.split("&"):
         name, eq, value = piece.partition("=")
         if eq and value and _is_secret_param(name):

@@ -174,7 +174,11 @@ class OpenAIBackend:
 
     async def _open(self, headers: dict[str, str]) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        return httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=self.timeout, limits=limits)
+        # a query in the base URL (?api-version=..., ?key=...) goes on every request: httpx would
+        # otherwise glue the request path after it ("/v1?key=Kcompletions")
+        base, _, query = self.base_url.partition("?")
+        return httpx.AsyncClient(base_url=base, params=httpx.QueryParams(query), headers=headers,
+                                 timeout=self.timeout, limits=limits)
 
     def _run(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
