@@ -73,13 +73,14 @@ def check_model_spec(spec: str) -> None:
         raise RunError(f"model {spec}: {target} is neither an existing directory nor a hub id (ORG/NAME)")
 
 
-def load_model(spec: str, config: RunOptions) -> Backend:
-    """Load a backend; a failure is one line naming the spec (RunError), never a traceback."""
+def load_model(spec: str, config: RunOptions, view: bool = False) -> Backend:
+    """Load a backend; a failure is one line naming the spec (RunError), never a traceback.
+    ``view``: the driver's view of a model Ray replicas answer for (models.load_backend)."""
     from babelprobe.models import load_backend
 
     check_model_spec(spec)
     try:
-        return load_backend(spec, options=config.load_options())
+        return load_backend(spec, options=config.load_options(), view=view)
     except (OSError, ValueError, ImportError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(f"model {spec} could not be loaded: {first_line}") from exc
@@ -153,7 +154,8 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     loaded = backends if backends is not None else {}
     for spec in specs:
         if spec not in loaded:
-            loaded[spec] = load_model(spec, config)
+            # with --executor ray the replicas hold the model: the driver loads no GPU copy of it
+            loaded[spec] = load_model(spec, config, view=config.executor == "ray" and spec == config.model)
     backend = loaded[config.model]
     timings = {"model_load": time.perf_counter() - t_load}
     plans: list[Plan] = family.plans(config, backend, items)
@@ -178,8 +180,11 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
             t_stage = time.perf_counter()
             if stage_backends:
                 stage_batch = stage.batch_size(config) if stage.batch_size else config.batch_size
+                # a judge that is the run's own model goes through its replicas too (the driver
+                # holds only a view of it under --executor ray)
                 pairs = stage.run(config, pairs, stage_backends,
-                                  lambda b: Runner(b, cache=cache, batch_size=stage_batch, progress=progress))
+                                  lambda b: Runner(b, cache=cache, batch_size=stage_batch, progress=progress,
+                                                   executor=executor if b is backend else None))
             timings[stage.name] = time.perf_counter() - t_stage
     records = [record for _, record in pairs]
     timings["total"] = time.perf_counter() - t_start

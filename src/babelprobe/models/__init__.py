@@ -12,11 +12,13 @@ from babelprobe.models.specs import DEFAULT_MODEL, resolve
 
 def load_backend(
     spec: str = DEFAULT_MODEL, *, device: str = "auto", dtype: str = "auto", max_length: int | None = None,
-    options: LoadOptions | None = None,
+    options: LoadOptions | None = None, view: bool = False,
 ) -> Backend:
     """Load the backend a spec's scheme names (models/registry.py: BACKENDS).
 
-    ``device``, ``dtype`` and ``max_length`` are shorthands for the fields of ``options``."""
+    ``device``, ``dtype`` and ``max_length`` are shorthands for the fields of ``options``.
+    ``view``: the driver of ``--executor ray`` needs the fingerprint, capabilities and chat
+    template, not a copy of the model on its GPU: engines that can (vllm) load only those."""
     options = options or LoadOptions(device=device, dtype=dtype, max_length=max_length)
     scheme, sep, rest = spec.partition(":")
     if not sep or not rest:
@@ -33,12 +35,27 @@ def load_backend(
         config = AutoConfig.from_pretrained(resolved.path, **({"revision": resolved.revision} if resolved.revision else {}))
         backend_class = Seq2SeqBackend if getattr(config, "is_encoder_decoder", False) else TransformersBackend
         return backend_class.load(
-            resolved.path, resolved.fingerprint, device=options.device, dtype=options.dtype,
+            resolved.path, resolved.fingerprint, device=_hf_device(spec, config, options), dtype=options.dtype,
             max_length=options.max_length, revision=resolved.revision,
         )
     if info.requires:
         require(info.requires, info.extra or info.engine, info.schemes[0])
-    return importlib.import_module(f"babelprobe.models.{info.module}").load(spec, options)
+    module = importlib.import_module(f"babelprobe.models.{info.module}")
+    return module.load(spec, options, view=True) if view and info.engine == "vllm" else module.load(spec, options)
+
+
+def _hf_device(spec: str, config, options: LoadOptions) -> str:
+    """A GPU with room for the weights (another model, e.g. a vllm: engine next to an hf: judge,
+    may hold most of one), or a one-line refusal (models/memory.py: place_model)."""
+    from babelprobe.models.memory import DTYPE_BYTES, place_model, weights_need
+
+    if options.device == "cpu":
+        return "cpu"
+    try:
+        need = weights_need(config, DTYPE_BYTES.get(options.dtype, 2))
+    except (AttributeError, TypeError):  # a configuration without the usual sizes: torch decides
+        return options.device
+    return place_model(spec, options.device, need)
 
 
 __all__ = ["Backend", "Fingerprint", "DEFAULT_MODEL", "LoadOptions", "load_backend", "resolve"]
