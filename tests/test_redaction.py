@@ -86,3 +86,22 @@ def test_no_secret_in_run_folder_cache_logs_or_suite(smollm2, tmp_path, monkeypa
     for name, blob in blobs.items():  # ...and no secret in any form anywhere
         for secret in (PASSWORD.encode(), QUERY_KEY.encode(), basic):
             assert secret not in blob, f"{secret!r} in {name}"
+
+
+def test_cli_error_line_hides_the_url_credentials(tmp_path):
+    """A server that cannot be reached: the one-line error names the URL, without its secrets."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://ops:{PASSWORD}@127.0.0.1:{port}/v1?key={QUERY_KEY}"
+    result = CliRunner().invoke(app, ["run", "cka", "--model", "openai:m", "--base-url", url, "--out",
+                                      str(tmp_path / "r"), "--no-cache", "--max-retries", "0"])
+    assert result.exit_code == 2, result.output
+    assert "cannot reach the server at http://127.0.0.1" in result.output
+    assert PASSWORD not in result.output and QUERY_KEY not in result.output
