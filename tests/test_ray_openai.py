@@ -72,3 +72,38 @@ def test_openai_replicas_get_the_key_and_it_is_not_written(cluster, smollm2, tmp
     leaked = [p for p in session.rglob("*") if p.is_file() and not p.is_symlink() and KEY.encode() in p.read_bytes()]
     assert leaked == []
     assert not any(KEY.encode() in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_hf_driver_view_has_no_weights_and_the_replicas_key(smollm2):
+    from babelprobe.models import load_backend
+    from babelprobe.models.base import Generate, Tokenize
+
+    view = load_backend("bundled:smollm2-135m-instruct", device="cpu", view=True)
+    assert view.fingerprint.key() == smollm2.fingerprint.key()
+    assert view.parameters == smollm2.parameters and view.has_chat_template == smollm2.has_chat_template
+    assert next(view.model.parameters()).device.type == "meta"  # shapes only, no memory
+    texts = [Tokenize(text="Руанда со столицей Кигали"), Tokenize(text="日本の首都は")]
+    assert view.tokenize(texts) == smollm2.tokenize(texts)
+    with pytest.raises(RuntimeError, match="driver's view has no weights"):
+        view.generate([Generate(prompt="x", max_tokens=1)])
+
+
+def test_hf_run_on_ray_loads_a_view_in_the_driver(cluster, smollm2, tmp_path):
+    import torch
+
+    from babelprobe.models.views import TransformersView
+
+    loaded = {}
+    common = dict(model="bundled:smollm2-135m-instruct", data=DEMO_CKA, langs=["en"], limit=3, bootstrap_resamples=100,
+                  batch_size=4, device="cpu")
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)  # the replica's thread count (tests/test_ray_executor.py)
+    try:
+        local = run(CKAConfig(out=tmp_path / "local", cache=None, **common), backends={common["model"]: smollm2})
+    finally:
+        torch.set_num_threads(saved)
+    on_ray = run(CKAConfig(out=tmp_path / "ray", cache=None, executor="ray", ray_replicas=1, **common), backends=loaded)
+    assert isinstance(loaded[common["model"]], TransformersView)
+    assert on_ray.manifest.model_parameters == local.manifest.model_parameters
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local" / "items.parquet"),
+                                  pd.read_parquet(tmp_path / "ray" / "items.parquet"), atol=1e-5)

@@ -18,7 +18,8 @@ def load_backend(
 
     ``device``, ``dtype`` and ``max_length`` are shorthands for the fields of ``options``.
     ``view``: the driver of ``--executor ray`` needs the fingerprint, capabilities and chat
-    template, not a copy of the model on its GPU: engines that can (vllm) load only those."""
+    template, not a copy of the model on its GPU: transformers models (models/views.py) and vllm
+    load only those."""
     options = options or LoadOptions(device=device, dtype=dtype, max_length=max_length)
     scheme, sep, rest = spec.partition(":")
     if not sep or not rest:
@@ -33,6 +34,10 @@ def load_backend(
         resolved = resolve(spec)
         # encoder-decoder configurations (T5/mT5: Shared Path §3.2) get the seq2seq backend
         config = AutoConfig.from_pretrained(resolved.path, **({"revision": resolved.revision} if resolved.revision else {}))
+        if view:
+            from babelprobe.models.views import load_view
+
+            return load_view(resolved, config, options)
         backend_class = Seq2SeqBackend if getattr(config, "is_encoder_decoder", False) else TransformersBackend
         return backend_class.load(
             resolved.path, resolved.fingerprint, device=_hf_device(spec, config, options), dtype=options.dtype,
