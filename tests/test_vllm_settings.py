@@ -182,3 +182,17 @@ def test_hf_model_placed_where_there_is_room_or_refused(smollm2, monkeypatch):
     with pytest.raises(RunError, match=r"^model bundled:smollm2-135m-instruct could not be loaded: .* needs about "
                                        r"0\.\d GiB of GPU memory; free: cuda:0 0\.1 of 24\.0 GiB .*--device cpu"):
         load_model("bundled:smollm2-135m-instruct", EclekticConfig(out=Path("x"), device="auto"))
+
+
+def test_a_kept_view_is_not_used_for_a_local_run(fake, tmp_path, monkeypatch):
+    """A caller's backends dict holding the view of an --executor ray run: a local run loads the
+    engine instead of recording every item as an error."""
+    from babelprobe.config import EclekticConfig
+    from babelprobe.pipeline import run
+
+    path = model_dir(tmp_path, fake, None)
+    spec = f"vllm:{path}"
+    kept = {spec: load_backend(spec, view=True)}
+    outcome = run(EclekticConfig(model=spec, out=tmp_path / "run", cache=None, limit=1, figures=False, max_tokens=4),
+                  backends=kept)
+    assert outcome.manifest.errors == 0 and kept[spec].llm is not None

@@ -153,9 +153,11 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     t_load = time.perf_counter()
     loaded = backends if backends is not None else {}
     for spec in specs:
-        if spec not in loaded:
-            # with --executor ray the replicas hold the model: the driver loads no GPU copy of it
-            loaded[spec] = load_model(spec, config, view=config.executor == "ray" and spec == config.model)
+        # with --executor ray the replicas hold the model: the driver loads no GPU copy of it; a
+        # view a caller kept from such a run cannot answer a run of its own (it is loaded fully)
+        view = config.executor == "ray" and spec == config.model
+        if spec not in loaded or (getattr(loaded[spec], "is_view", False) and not view):
+            loaded[spec] = load_model(spec, config, view=view)
     backend = loaded[config.model]
     timings = {"model_load": time.perf_counter() - t_load}
     plans: list[Plan] = family.plans(config, backend, items)

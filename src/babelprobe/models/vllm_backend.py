@@ -118,6 +118,10 @@ class VLLMBackend:
         self.parameters = parameters
 
     @property
+    def is_view(self) -> bool:
+        return self.llm is None  # a driver view: pipeline.run loads the engine for a run without replicas
+
+    @property
     def _eos_ids(self) -> set[int]:
         return {self.tokenizer.eos_token_id} - {None}
 
