@@ -172,7 +172,7 @@ class ModelServer:
                         return
                     server.bodies.append(json.loads(raw))
                     with server.lock:
-                        status, payload = server.answer(self.path, json.loads(raw))
+                        status, payload = server.answer(self.path.partition("?")[0], json.loads(raw))  # routes ignore the query, as real servers do
                     self._send(status, json.dumps(payload).encode())
                 finally:
                     with server.lock_count:

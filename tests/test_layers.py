@@ -13,7 +13,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "babelprobe"
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: list[list[str]] = [
-    ["versions", "languages", "segmenters", "affixes", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
+    ["versions", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
      "models.base"],
     ["models", "store", "config"],
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],

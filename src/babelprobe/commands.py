@@ -15,7 +15,9 @@ err = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True, highlight=False)
+    from babelprobe.redaction import redact_text  # a --base-url's credentials are never printed
+
+    err.print(f"[bold red]error:[/bold red] {escape(redact_text(message))}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 

@@ -31,6 +31,34 @@ from babelprobe.models.retry import AuthError, RetryPolicy, classify
 
 Results = list[Response | RequestFailure]
 
+# Environment variables a replica's backend reads at load. Ray workers inherit the environment of
+# the process that started the cluster, not the driver's: a key exported after `ray start`, or a
+# remote cluster, would otherwise leave a replica unauthenticated. Only variables set in the
+# driver travel:
+# - secrets (the API key variable the run names with --api-key-env, the hub tokens, and
+#   OPENAI_BASE_URL, which may carry credentials) as an argument of each replica's constructor, in
+#   memory, set in the replica's environment before it loads: NOT as runtime_env env_vars, which
+#   Ray's runtime-env agent writes in plain text to <session>/logs/runtime_env_agent.log;
+# - the rest (the hub's cache and offline switches) as the actors' runtime_env env_vars.
+SECRET_ENV = ("OPENAI_BASE_URL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+PLAIN_ENV = ("HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@dataclass(frozen=True)
+class ReplicaEnv:
+    plain: dict[str, str]  # runtime_env env_vars
+    secret: dict[str, str]  # constructor argument, never written by Ray
+
+    def __repr__(self) -> str:  # a log line or traceback showing this object shows no value
+        return f"ReplicaEnv(plain={sorted(self.plain)}, secret={sorted(self.secret)})"
+
+
+def replica_env(options: LoadOptions) -> ReplicaEnv:
+    """The variables above (and ``options.api_key_env``, a secret) that are set in this process."""
+    secret = dict.fromkeys([options.api_key_env, *SECRET_ENV])
+    return ReplicaEnv(plain={n: os.environ[n] for n in PLAIN_ENV if n in os.environ},
+                      secret={n: os.environ[n] for n in secret if n and n in os.environ})
+
 
 def answer_batch(backend: Backend, batch: Sequence[Request], retries: int) -> Results:
     """One same-kind batch: tried whole while ``RetryPolicy`` allows (``retries`` more times for an
@@ -123,9 +151,10 @@ class LocalExecutor:
 class _Replica:
     """A Ray actor's state: the backend loaded once from the spec."""
 
-    def __init__(self, spec: str, options: LoadOptions, retries: int):
+    def __init__(self, spec: str, options: LoadOptions, retries: int, secrets: dict[str, str] | None = None):
         from babelprobe.models import load_backend
 
+        os.environ.update(secrets or {})  # the driver's key etc. (ReplicaEnv), in this process only
         self.backend = load_backend(spec, options=options)
         self.retries = retries
 
@@ -153,11 +182,12 @@ class RayExecutor:
     def __init__(
         self, spec: str, options: LoadOptions, *, fingerprint_key: str, retries: int = 1,
         address: str | None = None, replicas: int | None = None, max_restarts: int = 3,
-        max_task_retries: int = 3, in_flight: int = 2,
+        max_task_retries: int = 3, in_flight: int = 2, env: ReplicaEnv | None = None,
     ):
         self.spec, self.options, self.fingerprint_key = spec, options, fingerprint_key
         self.retries, self.address, self.replicas = retries, address, replicas
         self.max_restarts, self.max_task_retries, self.in_flight = max_restarts, max_task_retries, in_flight
+        self.env = env if env is not None else replica_env(options)  # what each replica gets of the driver's environment
         self.actors: list = []
         self.stats = RayStats()
         self._started_ray = False
@@ -183,7 +213,9 @@ class RayExecutor:
         self._wait_for_room(ray, count, resources)
         actor_class = ray.remote(max_restarts=self.max_restarts, max_task_retries=self.max_task_retries,
                                  **resources)(_Replica)
-        self.actors = [actor_class.remote(self.spec, self.options, self.retries) for _ in range(count)]
+        if self.env.plain:
+            actor_class = actor_class.options(runtime_env={"env_vars": self.env.plain})
+        self.actors = [actor_class.remote(self.spec, self.options, self.retries, self.env.secret) for _ in range(count)]
         keys = ray.get([actor.fingerprint_key.remote() for actor in self.actors])
         if any(key != self.fingerprint_key for key in keys):
             raise RuntimeError(

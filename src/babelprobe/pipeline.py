@@ -51,13 +51,14 @@ def check_model_spec(spec: str) -> None:
         raise RunError(str(exc)) from exc
 
 
-def load_model(spec: str, config: RunOptions) -> Backend:
-    """Load a backend; a failure is one line naming the spec (RunError), never a traceback."""
+def load_model(spec: str, config: RunOptions, view: bool = False) -> Backend:
+    """Load a backend; a failure is one line naming the spec (RunError), never a traceback.
+    ``view``: the driver's view of a model Ray replicas answer for (models.load_backend)."""
     from babelprobe.models import load_backend
 
     check_model_spec(spec)
     try:
-        return load_backend(spec, options=config.load_options(spec))
+        return load_backend(spec, options=config.load_options(spec), view=view)
     except (OSError, ValueError, ImportError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(f"model {spec} could not be loaded: {first_line}") from exc
@@ -177,8 +178,11 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     t_load = time.perf_counter()
     loaded = backends if backends is not None else {}
     for spec in specs:
-        if spec not in loaded:
-            loaded[spec] = load_model(spec, config)
+        # with --executor ray the replicas hold the model: the driver loads no GPU copy of it; a
+        # view a caller kept from such a run cannot answer a run of its own (it is loaded fully)
+        view = config.executor == "ray" and spec == config.model
+        if spec not in loaded or (getattr(loaded[spec], "is_view", False) and not view):
+            loaded[spec] = load_model(spec, config, view=view)
     backend = loaded[config.model]
     timings = {"model_load": time.perf_counter() - t_load}
     for stage in stages:  # every stage's kinds on every one of its models, before any request

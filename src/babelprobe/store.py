@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from babelprobe.models.base import Fingerprint, Usage
+from babelprobe.redaction import redact_value
 from babelprobe.versions import installed_versions
 
 ITEMS, SUMMARY, MANIFEST = "items.parquet", "summary.json", "manifest.json"
@@ -99,8 +100,11 @@ def new_manifest(**fields: Any) -> Manifest:
     from babelprobe.segmenters import recorded_warnings
 
     fields.setdefault("warnings", recorded_warnings())
+    # credentials in a --base-url (user-info, api_key=...) never reach the manifest (redaction.py)
+    if "config" in fields:
+        fields["config"] = redact_value(fields["config"])
     return Manifest(
-        created=new_manifest_time(), command=sys.argv,
+        created=new_manifest_time(), command=redact_value(list(sys.argv)),
         versions=package_versions(), git_revision=git_revision(),
         platform=f"{platform.platform()} / {platform.machine()}", **fields,
     )
@@ -115,9 +119,40 @@ def prepare_run_dir(out: Path, overwrite: bool) -> None:
         (out / name).unlink(missing_ok=True)
 
 
+def _arrow_type(annotation: Any) -> pa.DataType | None:
+    """The Arrow type of a record field's annotation (``float | None`` -> float64, ``list[str]``
+    -> list<string> ...), None where it is not a plain scalar or a list of them."""
+    import types
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return _arrow_type(args[0]) if len(args) == 1 else None
+    if origin in (list, tuple, Sequence) and args and (origin is not tuple or len(args) == 1 or args[-1] is Ellipsis):
+        inner = _arrow_type(args[0])
+        return pa.list_(inner) if inner is not None else None
+    return {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}.get(annotation)
+
+
+def _typed_nulls(table: pa.Table, record_type: type[BaseModel]) -> pa.Table:
+    """Columns with no value at all (every item errored) get their field's type instead of Arrow's
+    null type: read back, an all-error run has the same dtypes as any other (float64 NaN, not
+    object None), so every summariser sees the same frame whether or not anything succeeded."""
+    fields = record_type.model_fields
+    for i, column in enumerate(table.schema):
+        if pa.types.is_null(column.type) and column.name in fields:
+            typed = _arrow_type(fields[column.name].annotation)
+            if typed is not None:
+                table = table.set_column(i, pa.field(column.name, typed), pa.nulls(len(table), typed))
+    return table
+
+
 def write_items(out: Path, records: Sequence[BaseModel]) -> Path:
     rows = [r.model_dump() for r in records]
     table = pa.Table.from_pylist(rows) if rows else pa.table({})
+    if rows:
+        table = _typed_nulls(table, type(records[0]))
     path = out / ITEMS
     pq.write_table(table, path)
     return path

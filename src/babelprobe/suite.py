@@ -54,6 +54,7 @@ from babelprobe.families.base import Family, Plan
 from babelprobe.models.base import Backend, request_key
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.spec import ModelSpec
+from babelprobe.redaction import redact_text, redact_value
 
 REQUESTS_FILE = "suite-requests.json"
 SUITE_FILE = "suite.json"
@@ -374,7 +375,7 @@ class PairStatus:
 def _differences(stored: dict[str, Any], wanted: RunOptions) -> list[str]:
     """Fields both configs have (a field added to babelprobe later is not a difference) whose
     values differ, except those that do not change results."""
-    now = wanted.model_dump(mode="json")
+    now = redact_value(wanted.model_dump(mode="json"))  # stored configs are redacted (redaction.py)
     return [f"{k}: {stored[k]!r} -> {now[k]!r}" for k in sorted(set(stored) & set(now))
             if k not in NOT_RESULTS and stored[k] != now[k]]
 
@@ -459,6 +460,11 @@ class PairResult(BaseModel):
     allow_errors: bool = False
     error: str | None = None
     traceback: str | None = None  # an unexpected exception's
+
+    @field_validator("error", "traceback")
+    @classmethod
+    def _redacted(cls, value: str | None) -> str | None:
+        return redact_text(value) if value else value  # suite.json never holds a --base-url's credentials
 
 
 class SuiteRecord(BaseModel):

@@ -18,7 +18,9 @@ import hashlib
 import json
 from typing import ClassVar, Literal, Protocol, Sequence, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from babelprobe.redaction import redact_urls
 
 
 class _Frozen(BaseModel):
@@ -209,6 +211,12 @@ class Fingerprint(BaseModel):
     quantization: str | None = None
     device: str
     versions: dict[str, str]
+
+    @field_validator("spec", "device")
+    @classmethod
+    def _no_credentials(cls, value: str) -> str:
+        # a spec or device naming a server URL keeps no user-info or secret parameter (redaction.py)
+        return redact_urls(value)
 
     def key(self) -> str:
         # The device is left out on purpose: CPU and GPU answers agree within tolerance and a

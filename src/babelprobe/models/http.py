@@ -24,6 +24,7 @@ import httpx
 
 from babelprobe.models.base import Usage
 from babelprobe.models.retry import ErrorClass, ProviderError, RetryPolicy, parse_retry_after
+from babelprobe.redaction import redact_text
 
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 
@@ -101,7 +102,11 @@ class HttpClient:
 
     async def _open(self, headers: dict[str, str], concurrency: int) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        return httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=self.timeout, limits=limits)
+        # a query in the base URL (?api-version=..., ?key=...) goes on every request: httpx would
+        # otherwise glue the request path after it ("/v1?key=Kcompletions")
+        base, _, query = self.base_url.partition("?")
+        return httpx.AsyncClient(base_url=base, params=httpx.QueryParams(query), headers=headers,
+                                 timeout=self.timeout, limits=limits)
 
     def run(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
@@ -113,7 +118,8 @@ class HttpClient:
             self._thread.join(timeout=10)
 
     def redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        """The key and a base URL's credentials out of a text (redaction.py)."""
+        return redact_text(text, extra=[self._secret])
 
     async def attempt(self, method: str, path: str, body: dict | None) -> Any:
         """One HTTP request; a ``ProviderError`` says what went wrong and whether to retry."""

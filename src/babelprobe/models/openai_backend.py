@@ -78,6 +78,7 @@ from babelprobe.models.retry import (  # noqa: F401  (backoff_delay, parse_retry
 )
 from babelprobe.models.spec import ModelSpec
 from babelprobe.models.tokenization import BoundaryTokenizer
+from babelprobe.redaction import register_secret, register_url
 from babelprobe.versions import installed_versions
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -150,6 +151,8 @@ class OpenAIBackend:
         self.parameters: int | None = None
         self.boundary = BoundaryTokenizer(tokenizer) if tokenizer is not None else None
         self.tokenizer = tokenizer
+        register_url(base_url)  # credentials in the URL: out of every stored or printed text
+        register_secret(api_key)
         self.scoring_mode: str | None = None
         self._detecting = False  # while probing capabilities, a 200 that lacks them is an answer
         self.chat = False

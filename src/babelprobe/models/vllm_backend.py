@@ -19,12 +19,27 @@ first tokens are appended to the context rather than requested at one position.
 
 HiddenStates are not supported: vLLM's pooling runner returns only the last layer's pooled
 output, in an engine of its own; per-layer vectors are not exposed.
+
+Engine settings (``VLLMOptions``): ``gpu_memory_utilization``, ``tensor_parallel_size``,
+``max_num_seqs``, ``max_model_len``, ``logprobs_budget_gib``, ``memory_reserve_gib``. The default
+maximum length is the model's context window read from the *text* configuration (Gemma 3 >= 4B
+nests it in ``text_config``), bounded by what the KV cache can hold after the weights on the GPUs
+(models/memory.py: ``max_length_bound``): Llama 3.1 8B's 131072 would not start on a 24 GB card
+(vLLM refuses a max_model_len whose KV cache does not fit); bounded it gets ~37k tokens there.
+
+Prompt log-probs materialise prompt tokens x vocabulary floats (vLLM #5907): scoring prompts go to
+the engine in calls whose tokens x vocabulary x 4 bytes stay under ``logprobs_budget_gib``, not in
+one call per runner batch; a single prompt over the budget fails alone, with the sizes.
+
+Driver view (``load(..., view=True)``, ``--executor ray``): the tokenizer, configuration and
+fingerprint only, no engine: the replicas hold the GPUs; the view answers nothing itself.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-from typing import Sequence
+import logging
+from typing import Any, Sequence
 
 from pydantic import Field
 
@@ -40,6 +55,8 @@ from babelprobe.models.base import (
     NextTokenResult,
     RequestFailure,
 )
+from babelprobe.models import memory as gpu_memory
+from babelprobe.models.memory import DTYPE_BYTES, GIB, context_length, max_length_bound, text_config
 from babelprobe.models.packing import share_prefixes
 from babelprobe.models.registry import BackendOptions, LoadOptions, backend_info, require
 from babelprobe.models.spec import ModelSpec
@@ -47,15 +64,32 @@ from babelprobe.models.specs import backend_versions, resolve
 from babelprobe.models.tokenization import BoundaryTokenizer
 
 
-def _logprob(entry) -> float:
-    # vLLM returns Logprob objects (logprob, rank, decoded_token); very old versions, floats.
-    return float(getattr(entry, "logprob", entry))
+log = logging.getLogger(__name__)
 
 
 class VLLMOptions(BackendOptions):
-    """``--model-arg`` settings of the vLLM engine."""
+    """The vLLM engine's ``--model-arg`` settings. ``max_model_len`` None: the model's window,
+    bounded by GPU memory (module docstring)."""
 
-    gpu_memory_utilization: float = Field(0.9, gt=0, le=1, description="share of GPU memory the engine may take")
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1, description="share of each GPU's memory the engine takes")
+    tensor_parallel_size: int = Field(1, ge=1, description="GPUs one engine spans (tensor parallelism)")
+    max_num_seqs: int | None = Field(None, ge=1, description="sequences scheduled at once (None: vLLM's default)")
+    max_model_len: int | None = Field(None, ge=2, description="maximum prompt + generation tokens")
+    logprobs_budget_gib: float = Field(2.0, gt=0, description="prompt log-prob floats per engine call (tokens x vocab x 4 B)")
+    memory_reserve_gib: float = Field(2.0, ge=0, description="per GPU, kept out of the KV-cache bound for activations")
+
+    @classmethod
+    def from_load_options(cls, options: LoadOptions, **overrides: Any) -> "VLLMOptions":
+        """``--max-length`` and the ``--model-arg`` settings (``options.model_args``) over the defaults."""
+        fields: dict[str, Any] = {"max_model_len": options.max_length}
+        fields.update(options.model_args)
+        fields.update(overrides)
+        return cls.model_validate({k: v for k, v in fields.items() if v is not None})
+
+
+def _logprob(entry) -> float:
+    # vLLM returns Logprob objects (logprob, rank, decoded_token); very old versions, floats.
+    return float(getattr(entry, "logprob", entry))
 
 
 class VLLMBackend:
@@ -67,14 +101,21 @@ class VLLMBackend:
     }
 
     def __init__(self, llm, vllm_module, tokenizer, fingerprint: Fingerprint, max_length: int,
-                 parameters: int | None = None):
-        self.llm = llm
+                 parameters: int | None = None, vocab_size: int | None = None, logprobs_budget_gib: float = 2.0):
+        self.llm = llm  # None: a driver view (no engine; module docstring)
+        # prompt log-prob floats one engine call may materialise (tokens x vocabulary, vLLM #5907)
+        self.vocab_size = max(int(vocab_size or 0), len(tokenizer))
+        self.logprob_floats = int(logprobs_budget_gib * GIB) // 4
         self.vllm = vllm_module
         self.tokenizer = tokenizer
         self.boundary = BoundaryTokenizer(tokenizer)
         self.fingerprint = fingerprint
         self.max_length = max_length
         self.parameters = parameters
+
+    @property
+    def is_view(self) -> bool:
+        return self.llm is None  # a driver view: pipeline.run loads the engine for a run without replicas
 
     @property
     def _eos_ids(self) -> set[int]:
@@ -85,12 +126,37 @@ class VLLMBackend:
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     # ------------------------------------------------------------------ scoring
+    def _engine(self):
+        if self.llm is None:
+            raise RuntimeError(f"{self.fingerprint.spec}: a driver view without an engine (--executor ray: "
+                               "the replicas answer)")
+        return self.llm
+
+    def logprob_chunks(self, rows: Sequence[tuple[int, ...]]) -> list[list[int]]:
+        """Indices of ``rows`` per engine call: consecutive rows while their tokens x vocabulary
+        stay within the budget (a row alone may not exceed it: ``_over_budget``)."""
+        chunks: list[list[int]] = []
+        used = 0
+        for i, row in enumerate(rows):
+            floats = len(row) * self.vocab_size
+            if chunks and used + floats <= self.logprob_floats:
+                chunks[-1].append(i)
+                used += floats
+            else:
+                chunks.append([i])
+                used = floats
+        return chunks
+
     def _prompt_logprobs(self, rows: Sequence[tuple[int, ...]]) -> list[list]:
-        """``prompt_logprobs`` of every row, from one engine call (top-1 plus the actual token)."""
+        """``prompt_logprobs`` of every row (top-1 plus the actual token), in engine calls sized by
+        tokens x vocabulary (``logprob_chunks``), not by request count."""
         params = self.vllm.SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=1, detokenize=False)
-        prompts = [self.vllm.TokensPrompt(prompt_token_ids=list(row)) for row in rows]
-        outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [out.prompt_logprobs for out in outputs]
+        out: list[list] = [None] * len(rows)  # type: ignore[list-item]
+        for chunk in self.logprob_chunks(rows):
+            prompts = [self.vllm.TokensPrompt(prompt_token_ids=list(rows[i])) for i in chunk]
+            for i, result in zip(chunk, self._engine().generate(prompts, params, use_tqdm=False)):
+                out[i] = result.prompt_logprobs
+        return out
 
     def _too_long(self, ids: Sequence[int], new_tokens: int = 1) -> RequestFailure | None:
         # vLLM generates at least one token, so a scored prompt has at most max_length - 1 tokens.
@@ -99,9 +165,17 @@ class VLLMBackend:
                                         f"exceeds the model's maximum length {self.max_length}")
         return None
 
+    def _over_budget(self, ids: Sequence[int]) -> RequestFailure | None:
+        if len(ids) * self.vocab_size > self.logprob_floats:
+            need = len(ids) * self.vocab_size * 4 / GIB
+            return RequestFailure(error=f"ValueError: scoring {len(ids)} tokens materialises {need:.1f} GiB of prompt "
+                                        f"log-probs (x {self.vocab_size} vocabulary), over logprobs_budget_gib "
+                                        f"{self.logprob_floats * 4 / GIB:g}")
+        return None
+
     def _score_rows(self, sequences: list[tuple[int, ...]]) -> tuple[list[RequestFailure | None], list, list[int]]:
         """Too-long failures per sequence; prompt log-probs of the rows run; the row of each sequence."""
-        failures = [self._too_long(seq) for seq in sequences]
+        failures = [self._too_long(seq) or self._over_budget(seq) for seq in sequences]
         rows, host = share_prefixes([seq for seq, bad in zip(sequences, failures) if bad is None])
         host_iter = iter(host)
         hosts = [next(host_iter) if bad is None else -1 for bad in failures]
@@ -174,7 +248,7 @@ class VLLMBackend:
                 stop=list(r.stop) or None, logprobs=0 if r.logprobs else None,
             ))
             order.append(i)
-        outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+        outputs = self._engine().generate(prompts, params, use_tqdm=False) if prompts else []
         for i, out in zip(order, outputs):
             completion = out.outputs[0]
             lps = None
@@ -191,24 +265,45 @@ class VLLMBackend:
         raise NotImplementedError(f"vllm: {self.unsupported_reason['hidden_states']}")
 
 
-def load(spec: str | ModelSpec, options: LoadOptions) -> VLLMBackend:
-    """Start a vLLM engine on ``vllm:<hub id or dir>[@revision]``."""
+def default_max_length(config, options: VLLMOptions, dtype: str,
+                       memory=None) -> tuple[int, str]:
+    """``options.max_model_len``, else the model's window (text configuration) bounded by what the
+    GPUs' KV cache holds (models/memory.py); and a line saying how it was chosen."""
+    if options.max_model_len is not None:
+        return options.max_model_len, "max_model_len as set"
+    window = context_length(config) or 2048
+    devices = (memory or gpu_memory.cuda_memory)()  # looked up per call: tests give the numbers
+    if not devices:
+        return window, f"the model's window {window} (no GPU visible to bound it)"
+    free, total = devices[0]
+    bound = max_length_bound(config, total_bytes=total, free_bytes=free, utilization=options.gpu_memory_utilization,
+                             dtype_bytes=DTYPE_BYTES.get(dtype, 2), tensor_parallel=options.tensor_parallel_size,
+                             reserve_bytes=int(options.memory_reserve_gib * GIB))
+    if bound.tokens < 256:
+        raise ValueError(f"the weights leave no room for a KV cache on this GPU ({bound.reason}): raise "
+                         "gpu_memory_utilization or tensor_parallel_size, or use a smaller model")
+    if bound.tokens < window:
+        return bound.tokens, f"{bound.tokens} of the model's window {window}: {bound.reason}"
+    return window, f"the model's window {window} ({bound.reason})"
+
+
+def load(spec: str | ModelSpec, options: LoadOptions, vllm_options: VLLMOptions | None = None, view: bool = False,
+         memory=None) -> VLLMBackend:
+    """Start a vLLM engine on ``vllm:<hub id or dir>[@revision]``; ``view``: no engine, only the
+    tokenizer, configuration and fingerprint (the driver of ``--executor ray``)."""
     vllm = require("vllm", "vllm", "vllm")
     from transformers import AutoConfig, AutoTokenizer
 
+    settings = vllm_options or VLLMOptions.from_load_options(options)
     parsed = ModelSpec.parse(spec)
-    settings = VLLMOptions.model_validate(dict(options.model_args))
     spec, path, revision = parsed.text, parsed.name, parsed.revision
     weights = resolve(f"hf:{parsed.target}").weights  # weights sha256 of a directory, or hub id@revision
     kwargs = {"revision": revision} if revision else {}
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     config = AutoConfig.from_pretrained(path, **kwargs)
-    max_length = options.max_length or getattr(config, "max_position_embeddings", None) or 2048
     # bf16 unless asked otherwise: the transformers backend's CUDA default, so the two agree.
     dtype = "bfloat16" if options.dtype == "auto" else options.dtype
     quantization = (getattr(config, "quantization_config", None) or {}).get("quant_method")
-    llm = vllm.LLM(model=path, tokenizer=path, revision=revision, dtype=dtype, max_model_len=max_length,
-                   enable_prefix_caching=False, seed=0, gpu_memory_utilization=settings.gpu_memory_utilization)
     versions = backend_versions()
     try:
         versions["vllm"] = importlib.metadata.version("vllm")
@@ -216,4 +311,20 @@ def load(spec: str | ModelSpec, options: LoadOptions) -> VLLMBackend:
         versions["vllm"] = getattr(vllm, "__version__", "unknown")
     fingerprint = Fingerprint(spec=spec, backend="vllm", weights=weights, dtype=dtype, quantization=quantization,
                               device="cuda", versions=versions)
-    return VLLMBackend(llm, vllm, tokenizer, fingerprint, max_length)
+    vocab = getattr(text_config(config), "vocab_size", None)
+    if view:
+        max_length = settings.max_model_len or context_length(config) or 2048
+        return VLLMBackend(None, vllm, tokenizer, fingerprint, max_length, vocab_size=vocab,
+                           logprobs_budget_gib=settings.logprobs_budget_gib)
+    max_length, why = default_max_length(config, settings, dtype, memory)
+    log.info("%s: max_model_len %d (%s)", spec, max_length, why)
+    engine_args: dict[str, Any] = dict(
+        model=path, tokenizer=path, revision=revision, dtype=dtype, max_model_len=max_length,
+        enable_prefix_caching=False, seed=0, gpu_memory_utilization=settings.gpu_memory_utilization,
+        tensor_parallel_size=settings.tensor_parallel_size,
+    )
+    if settings.max_num_seqs is not None:
+        engine_args["max_num_seqs"] = settings.max_num_seqs
+    llm = vllm.LLM(**engine_args)
+    return VLLMBackend(llm, vllm, tokenizer, fingerprint, max_length, vocab_size=vocab,
+                       logprobs_budget_gib=settings.logprobs_budget_gib)

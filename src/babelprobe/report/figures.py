@@ -47,6 +47,12 @@ def heatmap_figure(matrix: dict[str, dict[str, float]], title: str, rows_label: 
     metric for the profile. ``counts`` (same shape) adds "n=k" to cells with k < SMALL_N."""
     columns = columns or sorted({c for row in matrix.values() for c in row} | (set(matrix) if square else set()))
     rows = rows or (columns if square else sorted(matrix))
+    if not rows or not columns:  # nothing scored (every item errored): an empty panel, not an imshow error
+        fig, ax = plt.subplots(figsize=(3.5, 1.6))
+        ax.text(0.5, 0.5, "no scored items", ha="center", va="center", fontsize=9)
+        ax.set_axis_off()
+        ax.set_title(title, fontsize=9)
+        return fig
     values = np.array([[matrix.get(r, {}).get(c, math.nan) for c in columns] for r in rows], dtype=float) * scale
     long_labels = max(map(len, columns), default=1) > 6  # metric names: slanted
     fig, ax = plt.subplots(figsize=(max(3.5, 1.6 + 0.6 * len(columns)), 0.8 + 0.5 * len(rows) + 1.5 * long_labels))

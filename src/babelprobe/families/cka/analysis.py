@@ -4,6 +4,8 @@ accuracy by relation."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 from pydantic import BaseModel
 from scipy import stats
@@ -82,9 +84,10 @@ def summarise_cka(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
         for rel, group in items.groupby("relation", sort=True)
     ]
     scored_languages = [lang for lang in languages if lang.n]
-    mean = sum(lang.accuracy for lang in scored_languages) / max(1, len(scored_languages))
+    # no language scored (every item errored): no mean, not 0 % (a wrong number) -- n = 0, the errors counted
+    mean = (sum(lang.accuracy for lang in scored_languages) / len(scored_languages)) if scored_languages else math.nan
     measured = [lang for lang in scored_languages if not lang.degenerate]
-    half = sum(lang.half_width for lang in measured) / max(1, len(measured))
+    half = (sum(lang.half_width for lang in measured) / max(1, len(measured))) if scored_languages else math.nan
     return CKASummary(
         mode=str(items["mode"].iat[0]) if len(items) else "",
         n_items=len(items), n_errors=int(items["error"].notna().sum()), languages=languages,

@@ -37,11 +37,15 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     if manifest is not None:
         title += f" — {manifest.model.spec}"
     console.print(_accuracy_table(title, summary.languages, "language", script=True))
-    console.print(
-        f"multilingual accuracy (mean of {len(summary.languages)} languages): "
-        f"[bold]{_pct(summary.multilingual_accuracy)}%[/bold] (+/- {_pct(summary.multilingual_half_width)}, "
-        f"mean of per-language 95% CIs)"
-    )
+    scored = sum(1 for lang in summary.languages if lang.n)  # languages whose every fact errored are not in the mean
+    if scored:
+        console.print(
+            f"multilingual accuracy (mean of {scored} languages): "
+            f"[bold]{_pct(summary.multilingual_accuracy)}%[/bold] (+/- {_pct(summary.multilingual_half_width)}, "
+            f"mean of per-language 95% CIs)"
+        )
+    else:
+        console.print(f"multilingual accuracy: - (no language scored: n = 0, {summary.n_errors} errors)")
     if summary.script_test is not None:
         t = summary.script_test
         console.print(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}  "

@@ -62,7 +62,9 @@ def pair_table(items: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.Serie
     pairs = ok[~ok["is_source"]].copy()
     pairs = pairs[pairs["q_id"].isin(source.index)]
     pairs["r_t"] = pairs[metric].astype(float)
-    pairs["r_s"] = pairs["q_id"].map(source)
+    # float whatever is left: with no scored source row the map of an empty column keeps the
+    # q_id's string dtype, and the product below raised (an all-error setting is n = 0, not a crash)
+    pairs["r_s"] = pairs["q_id"].map(source).astype(float)
     pairs["s"] = pairs["r_t"] * pairs["r_s"]
     return pairs, source
 

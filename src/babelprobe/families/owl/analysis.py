@@ -110,7 +110,9 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]
-        summary.errors_taxonomy = dict(Counter(wrong.apply(error_category, axis=1)).most_common())
+        # (apply on an empty frame returns a frame: its column names would be counted as categories)
+        categories = [error_category(row) for _, row in wrong.iterrows()]
+        summary.errors_taxonomy = dict(Counter(categories).most_common())
         answer = wrong["title"] if summary.task == "direct" else wrong["name"]
         summary.frequent_wrong = {str(lang): Counter(a for a in answer[wrong["language"] == lang] if a).most_common(5)
                                   for lang in sorted(wrong["language"].unique())}

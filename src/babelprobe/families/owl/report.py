@@ -35,7 +35,8 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
                       *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
     console.print(table)
     for t in summary.tasks:
-        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" for c in t.by_language)
+        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" if c.n
+                          else f"{c.group} - (n = 0, {c.errors} errors)" for c in t.by_language)
         line = f"{t.task}/{t.perturbation}: by language {langs}"
         if t.errors_taxonomy:
             line += "; errors: " + ", ".join(f"{k} {v}" for k, v in t.errors_taxonomy.items())

@@ -66,26 +66,46 @@ def neighbours(layer: LayerSimilarity) -> dict[str, list[tuple[str, float]]]:
 class SimilaritySummary(BaseModel):
     languages: list[str]
     layers: list[int]
-    final_layer: int
+    final_layer: int | None  # None: no matrix (fewer than 2 languages with embeddings)
     rank: int
     n_sentences: dict[str, int]
     typology_source: str
     typology_unknown_languages: dict[str, list[str]]
     typology: list[TypologyCorrelation]
     similarity: list[LayerSimilarity]
+    errors: dict[str, int] = {}  # language -> sentences that errored (left out of its mean; 0 with none)
+    undefined_reason: str | None = None  # why there is no matrix
 
-    def layer(self, layer: int | None = None) -> LayerSimilarity:
+    def layer(self, layer: int | None = None) -> LayerSimilarity | None:
+        """The final layer's matrix (or ``layer``'s); None when there is no matrix."""
         wanted = self.final_layer if layer is None else layer
-        return next(s for s in self.similarity if s.layer == wanted)
+        return next((s for s in self.similarity if s.layer == wanted), None)
 
 
-def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: TypologySource) -> SimilaritySummary:
+def error_counts(items: pd.DataFrame) -> dict[str, int]:
+    """Errored sentences per language (every language of the items, 0 where none errored)."""
+    errored = items["error"].notna() if "error" in items else pd.Series(False, index=items.index)
+    return {str(lang): int(n) for lang, n in errored.groupby(items["language"], sort=False).sum().items()}
+
+
+def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: TypologySource,
+                         errors: dict[str, int] | None = None) -> SimilaritySummary:
     """Similarity matrix per layer from the stored means (languages in their stored order);
-    Pearson r with each typological feature set over language pairs."""
+    Pearson r with each typological feature set over language pairs. With fewer than two languages
+    with embeddings (e.g. every request failed) there is no matrix: the summary says why, with the
+    sentences counted (n = 0) and the errors per language."""
     languages = list(dict.fromkeys(means["language"]))
     layers = sorted(set(int(x) for x in means["layer"]))
+    errors = dict(errors or {})
     if len(languages) < 2:
-        raise ValueError(f"language similarity needs at least 2 languages with embeddings, have {languages}")
+        counts = means.groupby("language")["n_sentences"].max() if len(means) else pd.Series(dtype=int)
+        return SimilaritySummary(
+            languages=languages, layers=layers, final_layer=None, rank=0,
+            n_sentences={lang: int(counts.get(lang, 0)) for lang in dict.fromkeys([*errors, *languages])},
+            typology_source=typology, typology_unknown_languages={}, typology=[], similarity=[], errors=errors,
+            undefined_reason=f"language similarity needs at least 2 languages with embeddings, "
+                             f"{len(languages)} had any ({sum(errors.values())} sentences errored)",
+        )
     r = default_rank(len(languages)) if rank is None else rank
     indexed = means.set_index(["language", "layer"])
     typologies = typological_similarities(languages, typology)
@@ -105,7 +125,7 @@ def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: Typolo
         languages=languages, layers=layers, final_layer=layers[-1], rank=r,
         n_sentences={lang: int(counts[lang]) for lang in languages}, typology_source=typology,
         typology_unknown_languages={t.features: list(t.unknown_languages) for t in typologies},
-        typology=correlations, similarity=matrices,
+        typology=correlations, similarity=matrices, errors=errors,
     )
 
 

@@ -71,14 +71,16 @@ class SimilarityFamily(Family[SimilarityConfig]):
         return [Plan(probe, items)]
 
     def summarise(self, items: pd.DataFrame, config: SimilarityConfig):
-        from babelprobe.families.similarity.analysis import language_means, summarise_similarity
+        from babelprobe.families.similarity.analysis import error_counts, language_means, summarise_similarity
 
-        return summarise_similarity(language_means(items), config.rank, config.typology)
+        return summarise_similarity(language_means(items), config.rank, config.typology, error_counts(items))
 
     def write_outputs(self, summary, config: SimilarityConfig) -> list[Path]:
         from babelprobe.families.similarity.analysis import long_frame, write_matrix_csv
 
         out = config.out
+        if summary.layer() is None:  # no matrix (summary.undefined_reason): nothing for `graph` to read
+            return []
         paths = [write_matrix_csv(summary.layer(), out / "similarity.csv")]
         paths += [write_matrix_csv(layer, out / f"similarity_layer{layer.layer}.csv") for layer in summary.similarity]
         long_frame(summary).to_parquet(out / "similarity.parquet")
@@ -88,6 +90,8 @@ class SimilarityFamily(Family[SimilarityConfig]):
     def figures(self, summary, out: Path) -> list[Path]:
         from babelprobe.families.similarity.graph_figures import similarity_heatmap, typology_by_layer
 
+        if summary.layer() is None:
+            return []
         paths = [similarity_heatmap(summary.layer().as_matrix(), f"layer {summary.final_layer}, rank {summary.rank}",
                                     out / "similarity.png")]
         if summary.typology and len(summary.layers) > 1:

@@ -16,6 +16,10 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     """Final-layer similarity (rounded) and the typology correlation per layer."""
     console = console or Console()
     final = summary.layer()
+    if final is None:
+        console.print(f"language similarity: no matrix: {summary.undefined_reason}; "
+                      f"errors per language: {summary.errors}", soft_wrap=True)
+        return
     title = f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the language-specific subspace)"
     table = _titled(title, manifest)
     table.add_column("")
@@ -58,6 +62,13 @@ def similarity_sections(summary: SimilaritySummary, items: pd.DataFrame) -> list
     from babelprobe.families.similarity.graph_figures import similarity_heatmap_figure, typology_by_layer_figure
 
     final = summary.layer()
+    rows = [[str(r.id), r.language, r.text, f"error: {r.error}" if r.error else ""] for r in items.itertuples(index=False)]
+    table = ItemTable(["id", "language", "sentence", "error"], rows, filters=["language"])
+    if final is None:  # every sentence (of all but one language) errored: the counts and the items
+        return [Section("Language similarity (Shared Path §4.1, App. B.4)",
+                        [f"no matrix: {summary.undefined_reason}",
+                         "errors per language: " + ", ".join(f"{k} {v}" for k, v in summary.errors.items())]),
+                Section("items", ["every parallel sentence whose hidden states were pooled"], items=table)]
     near = neighbours(final)
     nearest = HtmlTable(f"layer {final.layer}: each language's most and least similar languages (cosine in the "
                     f"language-specific subspace, rank {summary.rank})",
@@ -83,7 +94,5 @@ def similarity_sections(summary: SimilaritySummary, items: pd.DataFrame) -> list
     if unknown:
         paragraphs.append("not in " + summary.typology_source + ": " +
                           "; ".join(f"{k}: {', '.join(v)}" for k, v in unknown.items()))
-    rows = [[str(r.id), r.language, r.text, f"error: {r.error}" if r.error else ""] for r in items.itertuples(index=False)]
-    table = ItemTable(["id", "language", "sentence", "error"], rows, filters=["language"])
     return [Section("Language similarity (Shared Path §4.1, App. B.4)", paragraphs, tables, figures),
             Section("items", ["every parallel sentence whose hidden states were pooled"], items=table)]
