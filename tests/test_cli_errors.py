@@ -234,3 +234,34 @@ def test_report_of_a_cka_run_and_compare_refusals(tmp_path):
     refused(["compare", str(run), str(run)], "compare is not available for cka runs (only: owl)")
     refused(["compare", str(run), str(tmp_path / "nowhere")], "no such run directory")
     refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run")
+
+
+# ---------------------------------------------------------------- --device (issue 18)
+
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("device, expected", [
+    ("gpu", "'gpu' is not a torch device: did you mean cuda?"),
+    ("GPU:1", "'GPU:1' is not a torch device: did you mean cuda:1?"),
+    ("cuda0", "'cuda0' is not a torch device: did you mean cuda:0?"),
+    ("tpu", "'tpu' is not a torch device: use auto, cpu, cuda, cuda:N or mps"),
+])
+def test_a_device_torch_does_not_know_is_one_line_and_writes_nothing(tmp_path, probe, device, expected):
+    refused(run_args(probe, tmp_path, "--device", device), f"--device: Value error, {expected}")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", "mps"])
+def test_a_device_this_machine_lacks_is_one_line_and_writes_nothing(tmp_path, probe, device):
+    """Was a 144-line traceback from model loading, after an empty run folder had been made."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.device_count() > 1:
+        pytest.skip("this machine has the device")
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has the device")
+    if device == "mps" and torch.backends.mps.is_available():
+        pytest.skip("this machine has the device")
+    text = refused(run_args(probe, tmp_path, "--device", device), f"--device {device}:")
+    assert "cpu" in text  # what to use instead
+    assert not (tmp_path / "run").exists()
