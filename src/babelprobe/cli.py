@@ -180,8 +180,11 @@ def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (an
     """A language profile page: per model, languages x probe metrics with CIs, from stored runs."""
     from babelprobe.report.html import profile_report
 
+    def skipped(reason: str) -> None:  # `profile runs/*` also matches folders that are no probe runs
+        err.print(f"skipped {escape(reason)}", soft_wrap=True, highlight=False)
+
     try:
-        console.print(f"html: {profile_report(run_dirs, html)}")
+        console.print(f"html: {profile_report(run_dirs, html, on_skip=skipped)}")
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     except OSError as exc:

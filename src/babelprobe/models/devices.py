@@ -40,6 +40,7 @@ def check_device_available(device: str) -> None:
             raise ValueError(f"--device {device}: torch {torch.__version__} {why}; use --device cpu or auto "
                              "(or a CUDA build of torch on a machine with a GPU)")
         if parsed.index is not None and parsed.index >= torch.cuda.device_count():
-            raise ValueError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) visible")
+            raise ValueError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) visible; use "
+                             f"cuda:0 to cuda:{torch.cuda.device_count() - 1}, auto or cpu")
     elif parsed.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"--device {device}: MPS is not available on this machine; use --device cpu or auto")
