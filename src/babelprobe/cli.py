@@ -22,7 +22,6 @@ from babelprobe.families.base import CommandRoot, Family
 from babelprobe.models.base import Backend
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
 from babelprobe.suite_cli import suite_app
-from babelprobe.versions import installed_versions
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -78,7 +77,9 @@ for _name in family_names():
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"babelprobe {installed_versions(['babelprobe']).get('babelprobe', 'unknown')}")
+        from babelprobe import __version__  # the code that runs (a source checkout may have no install metadata)
+
+        console.print(f"babelprobe {__version__}", highlight=False)
         raise typer.Exit()
 
 
