@@ -267,3 +267,14 @@ def test_source_json_records_where_the_release_came_from_absolutely(tmp_path, mo
     record = json.loads((out / "SOURCE.json").read_text(encoding="utf-8"))
     assert record["fetched_from"] == str((tmp_path / "eclektic").resolve())
     assert Path(record["fetched_from"]).is_absolute()
+
+
+def test_owl_release_files_saved_with_a_byte_order_mark_convert_the_same(tmp_path):
+    """Issue 18: re-saved in Excel ("CSV UTF-8"), the release's CSVs start with a byte-order mark that
+    renamed their first column ('\\ufeffAuthor', '\\ufeffTitle', '\\ufeffen')."""
+    plain = fetch_dataset("owl", tmp_path / "plain", str(FIXTURES / "owl")).out
+    release = copy_fixture("owl", tmp_path)
+    for name in ("book_names.csv", "release_date.csv", "Pride_and_Prejudice.csv"):
+        (release / name).write_bytes((release / name).read_bytes().join([b"\xef\xbb\xbf", b""]))
+    marked = fetch_dataset("owl", tmp_path / "marked", str(release)).out
+    assert (marked / "owl.jsonl").read_bytes() == (plain / "owl.jsonl").read_bytes()
