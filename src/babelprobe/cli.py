@@ -22,7 +22,6 @@ from babelprobe.families.base import CommandRoot, Family
 from babelprobe.models.base import Backend
 from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
 from babelprobe.suite_cli import suite_app
-from babelprobe.versions import installed_versions
 
 app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
@@ -78,7 +77,9 @@ for _name in family_names():
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"babelprobe {installed_versions(['babelprobe']).get('babelprobe', 'unknown')}")
+        from babelprobe import __version__  # the code that runs (a source checkout may have no install metadata)
+
+        console.print(f"babelprobe {__version__}", highlight=False)
         raise typer.Exit()
 
 
@@ -180,8 +181,11 @@ def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (an
     """A language profile page: per model, languages x probe metrics with CIs, from stored runs."""
     from babelprobe.report.html import profile_report
 
+    def skipped(reason: str) -> None:  # `profile runs/*` also matches folders that are no probe runs
+        err.print(f"skipped {escape(reason)}", soft_wrap=True, highlight=False)
+
     try:
-        console.print(f"html: {profile_report(run_dirs, html)}")
+        console.print(f"html: {profile_report(run_dirs, html, on_skip=skipped)}")
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     except OSError as exc:

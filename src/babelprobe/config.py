@@ -130,6 +130,15 @@ class RunOptions(BaseModel):
                 args = {key: value for key, value in args.items() if key in fields}
         return args
 
+    @field_validator("device")
+    @classmethod
+    def _device_name(cls, value: str) -> str:
+        # a name torch rejects ('gpu') is refused here; whether this machine has the device is
+        # checked by the run (pipeline.run), not here: a suite file may name another machine's GPU
+        from babelprobe.models.devices import check_device_name
+
+        return check_device_name(value)
+
     @field_validator("cache")
     @classmethod
     def _cache_is_a_file(cls, value: Path | None) -> Path | None:

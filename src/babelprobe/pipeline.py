@@ -51,6 +51,18 @@ def check_model_spec(spec: str) -> None:
         raise RunError(str(exc)) from exc
 
 
+def check_device(config: RunOptions) -> None:
+    """--device must exist on this machine before the run folder is made; with --executor ray the
+    replicas, not this driver, hold the model (their machines may have the GPU this one lacks)."""
+    from babelprobe.models.devices import check_device_available
+
+    if config.executor == "local":
+        try:
+            check_device_available(config.device)
+        except ValueError as exc:
+            raise RunError(str(exc)) from exc
+
+
 def load_model(spec: str, config: RunOptions, view: bool = False) -> Backend:
     """Load a backend; a failure is one line naming the spec (RunError), never a traceback.
     ``view``: the driver's view of a model Ray replicas answer for (models.load_backend)."""
@@ -174,6 +186,7 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     specs = list(dict.fromkeys([config.model] + [s for stage in stages for s in stage.model_specs(config)]))
     for spec in specs:
         check_model_spec(spec)
+    check_device(config)
     prepare_out(config)
     t_load = time.perf_counter()
     loaded = backends if backends is not None else {}

@@ -263,7 +263,8 @@ def _source_folder(source: str, download_dir: Path) -> tuple[Path, str]:
     path = Path(source).expanduser()
     if not path.exists():
         raise FetchError(f"--source {path}: no such file or folder")
-    return path, str(path)
+    # absolute: SOURCE.json is read later from elsewhere, where a relative path means nothing
+    return path, str(path.resolve())
 
 
 def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,

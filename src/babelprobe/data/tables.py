@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -40,13 +41,23 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError([Problem(str(path), None, None, f"not a readable Parquet file ({exc})")]) from exc
     data = path.read_bytes()
+    # Excel and Notepad save "UTF-8" with a byte-order mark: left in, it glues itself to the first
+    # column's name ('\ufefflanguage'), so that column is silently missing from every row
+    data = data.removeprefix(codecs.BOM_UTF8)
     if suffix == ".csv":
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _not_utf8(path, exc, data) from exc
         try:
-            return list(enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1))
+            reader = csv.DictReader(io.StringIO(text, newline=""))
+            header = reader.fieldnames or []
+            if len(header) == 1 and ";" in header[0]:
+                # Excel in many locales saves "CSV" separated by semicolons: every field would be missing
+                raise DatasetError([Problem(str(path), None, None, "the header is one column holding ';': this looks "
+                                            "like a semicolon-separated (Excel) file; save it as comma-separated "
+                                            "CSV UTF-8, or as JSONL")])
+            return list(enumerate(reader, start=1))
         except csv.Error as exc:
             raise DatasetError([Problem(str(path), None, None, f"not valid CSV ({exc})")]) from exc
     rows = []

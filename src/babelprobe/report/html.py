@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from jinja2 import Environment, PackageLoader
 
@@ -20,7 +21,7 @@ from babelprobe.languages import language_name, language_script
 from babelprobe.report.figures import heatmap_figure
 from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
-from babelprobe.runs import read_run
+from babelprobe.runs import RunError, read_run
 
 
 
@@ -60,17 +61,38 @@ class ProfileCell:
     n: int
 
 
-def profile_report(run_dirs: list[Path], out: Path) -> Path:
+def _not_a_run(run_dir: Path, exc: Exception) -> str:
+    """Why ``run_dir`` is no probe run, in words (``runs/*`` also matches a graph folder, notes...)."""
+    path = Path(run_dir)
+    if path.is_file():
+        return f"{path}: a file, not a run folder"
+    if path.is_dir() and not (path / store.MANIFEST).exists() and (path / "graph.json").is_file():
+        return f"{path}: a `graph correlate` output (graph.json), not a probe run"
+    return str(exc)
+
+
+def profile_report(run_dirs: list[Path], out: Path, on_skip: Callable[[str], None] | None = None) -> Path:
     """One page: per model (manifest.model.spec), languages x probe metrics with CIs, script,
-    language family, sortable, and a heatmap of the same table."""
+    language family, sortable, and a heatmap of the same table. With ``on_skip``, a folder that is
+    no readable probe run (README's ``profile runs/*`` also matches the demo's graph folder) is
+    passed over, its reason given to ``on_skip``; RunError if none is left. Without, it is an error."""
+    readable = []
+    for run_dir in run_dirs:
+        try:
+            readable.append((Path(run_dir), read_run(run_dir), store.read_items(run_dir)))
+        except (FileNotFoundError, ValueError) as exc:
+            if on_skip is None:
+                raise
+            on_skip(_not_a_run(run_dir, exc))
+    if not readable:
+        raise RunError(f"no probe run among the {len(run_dirs)} folder(s) given: nothing to profile")
     metrics: dict[str, dict[str, dict[str, ProfileCell]]] = defaultdict(dict)  # model -> metric -> lang -> cell
     off_scale: set[str] = set()  # metrics not in percent (memorization PM): in the table, not the heatmap
     sources: dict[str, list[str]] = defaultdict(list)
-    for run_dir in run_dirs:
-        stored = read_run(run_dir)
+    for run_dir, stored, items in readable:
         model = stored.manifest.model.spec
         sources[model].append(str(run_dir))
-        got: list[ProfileMetric] = stored.family.profile_metrics(stored.summary, store.read_items(run_dir))
+        got: list[ProfileMetric] = stored.family.profile_metrics(stored.summary, items)
         taken = set(metrics[model])  # a metric an earlier run of this model already gave: name the run
         for m in got:
             name = f"{m.metric} [{run_dir.name}]" if m.metric in taken else m.metric

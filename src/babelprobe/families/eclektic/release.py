@@ -29,8 +29,19 @@ def convert_eclektic(release_file: Path, out_file: Path, langs: list[str] | None
     file = str(release_file)
     problems: list[Problem] = []
     written: list[dict[str, str]] = []
-    for number, row in read_rows(release_file):
-        needed = [*ECLEKTIC_FIELDS, *(f"{lang}_{part}" for lang in ECLEKTIC_LANGUAGES for part in "qac")]
+    rows = read_rows(release_file)
+    # A partial release (a subset of the target languages, e.g. cut down to fit a machine) has no
+    # <lang>_q/_a/_c columns at all for the others: with --langs naming only languages it has it
+    # converts; without, the absent languages are named once instead of on every row and field.
+    columns = {name for _, row in rows for name in row}
+    wanted = [lang for lang in ECLEKTIC_LANGUAGES if langs is None or lang in langs]
+    absent = [lang for lang in wanted if not any(f"{lang}_{part}" in columns for part in "qac")]
+    if absent:
+        have = [lang for lang in ECLEKTIC_LANGUAGES if lang not in absent and any(f"{lang}_{part}" in columns for part in "qac")]
+        raise DatasetError([Problem(file, None, None, f"no columns for {', '.join(absent)} (a partial release: it has "
+                                    f"{', '.join(have) or 'none of the 12 languages'}); pass --langs with languages it has")])
+    for number, row in rows:
+        needed = [*ECLEKTIC_FIELDS, *(f"{lang}_{part}" for lang in wanted for part in "qac")]
         bad = [field for field in needed if field != "url" and not _text(row.get(field)).strip()]
         problems += [Problem(file, number, field, "missing or empty") for field in bad]
         source = _text(row.get("original_lang"))

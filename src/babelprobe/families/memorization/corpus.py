@@ -135,14 +135,14 @@ def read_file(path: Path, text_column: str = "text", lang_column: str = "languag
     record batches). Row numbers are 1-based; a missing text or language names file, row, field."""
     where, suffix = str(path), path.suffix.lower()
     if suffix == ".txt":
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:  # -sig: a byte-order mark is not text
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     yield Document(line.rstrip("\n"), _language({}, lang_column, language, where, number), f"{where}:{number}")
         return
     if suffix == ".jsonl":
         def rows() -> Iterator[tuple[int, dict]]:
-            with path.open(encoding="utf-8") as handle:
+            with path.open(encoding="utf-8-sig") as handle:
                 for number, line in enumerate(handle, start=1):
                     if line.strip():
                         try:

@@ -42,7 +42,7 @@ def owl_book_files(source: Path) -> list[Path]:
 
 def _read_csv(path: Path) -> list[tuple[int, dict[str, Any]]]:
     # book_names.csv has rows with more fields than its header (an unquoted comma): csv keeps them
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")  # -sig: a byte-order mark must not rename the first column
     return list(enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1))
 
 
