@@ -57,7 +57,7 @@ def outage(smollm2):
     with serve(ModelServer(smollm2, path, "vllm").handler()) as upstream:
         proxy = FaultProxy(upstream, seed=0, rate=0.0, stall=0.0)
         with serve(proxy.handler()) as url:
-            backend = load_backend(f"openai:{path}", options=LoadOptions(base_url=url, max_retries=0))
+            backend = load_backend(f"openai:{path}", options=LoadOptions(model_args={"base_url": url, "max_retries": 0}))
             assert backend.scoring_mode == "prompt_logprobs" and backend.chat
             proxy.poison = ("",)  # the outage starts after load: every POST body contains ""
             try:

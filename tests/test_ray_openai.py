@@ -36,7 +36,7 @@ def test_replica_env_names_the_key_variable_and_only_set_ones(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "another-key")  # not the variable this run names: stays behind
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    env = replica_env(LoadOptions(api_key_env="MY_KEY_VAR"))
+    env = replica_env(LoadOptions(model_args={"api_key_env": "MY_KEY_VAR"}))
     assert env.secret == {"MY_KEY_VAR": "k1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     assert env.plain.get("HF_HUB_OFFLINE") == "1" and "MY_KEY_VAR" not in env.plain
     assert "k1" not in repr(env)

@@ -72,8 +72,8 @@ def test_engine_settings_reach_the_engine(fake, tmp_path):
     args = backend.llm.engine_args
     assert (args["gpu_memory_utilization"], args["tensor_parallel_size"], args["max_num_seqs"]) == (0.6, 2, 48)
     # from the run's options and per-backend model arguments (the merger's --model-arg KEY=VALUE)
-    options = LoadOptions(gpu_memory_utilization=0.7, max_length=4096)
-    object.__setattr__(options, "model_args", {"tensor_parallel_size": "4", "max_num_seqs": "8"})
+    options = LoadOptions(max_length=4096, model_args={"gpu_memory_utilization": "0.7", "tensor_parallel_size": "4",
+                                                       "max_num_seqs": "8"})
     settings = VLLMOptions.from_load_options(options)
     assert (settings.gpu_memory_utilization, settings.max_model_len, settings.tensor_parallel_size,
             settings.max_num_seqs) == (0.7, 4096, 4, 8)

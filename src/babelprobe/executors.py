@@ -54,8 +54,11 @@ class ReplicaEnv:
 
 
 def replica_env(options: LoadOptions) -> ReplicaEnv:
-    """The variables above (and ``options.api_key_env``, a secret) that are set in this process."""
-    secret = dict.fromkeys([options.api_key_env, *SECRET_ENV])
+    """The variables above (and the one ``--api-key-env`` names, a secret) that are set in this process."""
+    from babelprobe.models.openai_backend import OpenAIOptions
+
+    key_variable = options.model_args.get("api_key_env") or OpenAIOptions.model_fields["api_key_env"].default
+    secret = dict.fromkeys([key_variable, *SECRET_ENV])
     return ReplicaEnv(plain={n: os.environ[n] for n in PLAIN_ENV if n in os.environ},
                       secret={n: os.environ[n] for n in secret if n and n in os.environ})
 
