@@ -54,7 +54,7 @@ def imports(path: Path) -> list[tuple[int, str]]:
             package = SRC.joinpath(*base.split(".")) if base else SRC
             if package.is_dir():  # from babelprobe import store; from babelprobe.report import figures
                 found += [(node.lineno, f"{base}.{a.name}".lstrip(".") if (package / f"{a.name}.py").exists()
-                           or (package / a.name).is_dir() else base) for a in node.names]
+                           or (package / a.name).is_dir() else (base or "__init__")) for a in node.names]
             else:
                 found.append((node.lineno, base))
         elif isinstance(node, ast.Import):

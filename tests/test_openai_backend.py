@@ -127,7 +127,7 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
     server = ModelServer(smollm2, "gpt-test", "hosted")
     with serve(server.handler()) as url:
         config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
-        with pytest.raises(RunError, match=r"probe cka \(cka\) needs log-probabilities .*use hf:, gguf:, vllm: or llamacpp:"):
+        with pytest.raises(RunError, match=r"probe cka needs log-probabilities .*use hf:, gguf:, vllm: or llamacpp:"):
             run(config)
         # only the load-time detection reached the server: models, one chat, the echo probe (400)
         assert server.hits == ["/v1/models", "/v1/chat/completions", "/v1/completions"]
