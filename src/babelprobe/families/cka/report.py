@@ -10,7 +10,7 @@ from babelprobe.analysis.bootstrap import Cell
 from babelprobe.families.cka.analysis import CKASummary, GroupAccuracy
 from babelprobe.families.cka.relations import relation_label
 from babelprobe.report import figures as figs
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text, verdict_error
 from babelprobe.report.terminal import percent as _pct
 from babelprobe.store import Manifest
 
@@ -89,7 +89,7 @@ def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
                                     f"CKA accuracy by language ({summary.mode})", "accuracy %", 100.0)
     rows = []
     for r in items.itertuples(index=False):
-        verdict = f"error: {r.error}" if r.error else ("known" if r.known else "not known")
+        verdict = verdict_error(r.error) or ("known" if r.known else "not known")
         false_lp = [float(x) for x in r.logp_false] if r.logp_false is not None else []
         scores = (f"log P(true) {r.logp_true:.2f}; log P(false) " + ", ".join(f"{x:.2f}" for x in false_lp)
                   if r.logp_true is not None else "")

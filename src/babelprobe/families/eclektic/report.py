@@ -13,7 +13,7 @@ from rich.console import Console
 
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
 from babelprobe.report.figures import heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, text
 from babelprobe.report.terminal import titled as _titled
 from babelprobe.store import Manifest
 
@@ -78,8 +78,8 @@ def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Sec
                   else "no judge: the string metric (word recall) only"]
     rows = []
     for r in items.itertuples(index=False):
-        if r.error:
-            verdict = f"error: {r.error}"
+        if error_of(r.error) is not None:
+            verdict = f"error: {error_of(r.error)}"
         else:
             verdict = f"recall {r.recall:.2f}"
             if getattr(r, "judge_correct", None) is not None:

@@ -9,7 +9,7 @@ from rich.table import Table
 from babelprobe.analysis.bootstrap import Cell
 from babelprobe.families.memorization.analysis import Correlation, MemorizationSummary, MetricCell, MetricPair
 from babelprobe.report import figures as figs
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text, verdict_error
 from babelprobe.report.terminal import titled as _titled
 from babelprobe.store import Manifest
 
@@ -134,7 +134,7 @@ def memorization_sections(summary: MemorizationSummary, items: pd.DataFrame) -> 
     samples = []
     for r in items.itertuples(index=False):
         if r.status != "scored":
-            verdict = f"error: {r.error}" if r.status == "error" else r.status.replace("_", " ")
+            verdict = (verdict_error(r.error) or "error") if r.status == "error" else r.status.replace("_", " ")
         else:
             verdict = (f"EM {'yes' if r.exact_match else 'no'}; ROUGE-L {100 * r.rouge_l:.1f}; PM {r.pm:.1f}"
                        + (f" (control {r.control_pm:.1f})" if r.control_pm is not None and r.control_pm == r.control_pm

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, pct, text
 from babelprobe.report.terminal import titled as _titled
 from babelprobe.store import Manifest
 
@@ -96,8 +96,8 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
                                   [[f"{v:.2f}" for v in t.overlap.values()]]))
     rows = []
     for r in items.itertuples(index=False):
-        if r.error:
-            verdict = f"error: {r.error}"
+        if error_of(r.error) is not None:
+            verdict = f"error: {error_of(r.error)}"
         elif r.task == "prefix":
             verdict = f"chrF++ {r.chrf_pp:.1f}"
         else:

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from babelprobe.families.similarity.analysis import SimilaritySummary, neighbours
-from babelprobe.report.sections import ItemTable, Section, Table as HtmlTable, figure
+from babelprobe.report.sections import ItemTable, Section, Table as HtmlTable, figure, verdict_error
 from babelprobe.report.terminal import titled as _titled
 from babelprobe.store import Manifest
 
@@ -62,7 +62,7 @@ def similarity_sections(summary: SimilaritySummary, items: pd.DataFrame) -> list
     from babelprobe.families.similarity.graph_figures import similarity_heatmap_figure, typology_by_layer_figure
 
     final = summary.layer()
-    rows = [[str(r.id), r.language, r.text, f"error: {r.error}" if r.error else ""] for r in items.itertuples(index=False)]
+    rows = [[str(r.id), r.language, r.text, verdict_error(r.error) or ""] for r in items.itertuples(index=False)]
     table = ItemTable(["id", "language", "sentence", "error"], rows, filters=["language"])
     if final is None:  # every sentence (of all but one language) errored: the counts and the items
         return [Section("Language similarity (Shared Path §4.1, App. B.4)",
