@@ -15,6 +15,7 @@ from rich.table import Table
 
 from babelprobe.cli_options import command_for, flag_of
 from babelprobe.commands import console, err, fail, unwritable
+from babelprobe.report.terminal import plain
 from babelprobe.config import RunOptions, comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families import all_families, family_names, get_family
@@ -40,7 +41,7 @@ def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | 
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     family.print_summary(outcome.summary, outcome.manifest, console)
-    console.print(f"results: {outcome.out}")
+    console.print(f"results: {plain(outcome.out)}")
     if outcome.manifest.errors and not config.allow_errors:
         err.print(f"[bold red]{outcome.manifest.errors} item(s) errored[/bold red] (recorded in items.parquet, "
                   "column 'error'); pass --allow-errors to exit 0 anyway")
@@ -106,7 +107,8 @@ def compare(
     if not a.family.comparable:
         comparable = [f.name for f in all_families() if f.comparable]
         fail(f"compare is not available for {a.family.name} runs (only: {', '.join(comparable)})")
-    console.print(f"A = {a.manifest.model.spec} ({run_a}), B = {b.manifest.model.spec} ({run_b})", soft_wrap=True)
+    console.print(f"A = {plain(a.manifest.model.spec)} ({plain(run_a)}), B = {plain(b.manifest.model.spec)} ({plain(run_b)})",
+                  soft_wrap=True)
     a.family.compare(a.summary, b.summary, console)
 
 
@@ -141,7 +143,7 @@ def demo(
             stages.append((title, time.perf_counter() - started))
     started = time.perf_counter()
     for path in write_demo_reports(out):
-        console.print(f"html: {path}")
+        console.print(f"html: {plain(path)}")
     stages.append(("html reports", time.perf_counter() - started))
     table = Table(title="demo stage times (a model's loading and conversion count in the first stage that uses it)")
     table.add_column("stage")
@@ -165,7 +167,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory"),
         fail(f"{out}: an output file goes with --html")
     try:
         if html:
-            console.print(f"html: {run_report(run_dir, out)}")
+            console.print(f"html: {plain(run_report(run_dir, out))}")
             return
         stored = read_run(run_dir)
     except (FileNotFoundError, ValueError) as exc:
@@ -185,7 +187,7 @@ def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (an
         err.print(f"skipped {escape(reason)}", soft_wrap=True, highlight=False)
 
     try:
-        console.print(f"html: {profile_report(run_dirs, html, on_skip=skipped)}")
+        console.print(f"html: {plain(profile_report(run_dirs, html, on_skip=skipped))}")
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     except OSError as exc:
@@ -217,7 +219,7 @@ def validate(
         items = load_items(family, config)
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
-    console.print(f"[green]ok[/green]: {family.describe(items)}")
+    console.print(f"[green]ok[/green]: {plain(family.describe(items))}")
 
 
 @app.command()

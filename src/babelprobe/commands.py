@@ -8,7 +8,6 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 console = Console()
 err = Console(stderr=True)
@@ -17,7 +16,9 @@ err = Console(stderr=True)
 def fail(message: str, code: int = 2) -> NoReturn:
     from babelprobe.redaction import redact_text  # a --base-url's credentials are never printed
 
-    err.print(f"[bold red]error:[/bold red] {escape(redact_text(message))}", soft_wrap=True, highlight=False)
+    from babelprobe.report.terminal import plain  # a dataset's text in the message is data, not markup
+
+    err.print(f"[bold red]error:[/bold red] {plain(redact_text(message))}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 

@@ -74,6 +74,24 @@ def pct(value: float | None, low: float | None = None, high: float | None = None
     return text
 
 
+def error_of(value: object) -> str | None:
+    """The stored ``error`` cell of an item row: its message, or None for an item that did not error.
+    Every family's item table asks this one question (issue 18): a good item's cell is None, NaN
+    (pandas fills a string column's gaps with NaN, and NaN is truthy) or empty, never an error."""
+    import pandas as pd
+
+    if value is None or (not isinstance(value, (str, list, tuple)) and bool(pd.isna(value))):
+        return None
+    message = str(value)
+    return message if message.strip() else None
+
+
+def verdict_error(value: object) -> str | None:
+    """'error: <message>' for an errored row, None otherwise."""
+    message = error_of(value)
+    return None if message is None else f"error: {message}"
+
+
 def text(value: object) -> str:
     """A stored cell as text: lists joined with ' | ', missing values empty."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -10,8 +10,8 @@ from babelprobe.analysis.bootstrap import Cell
 from babelprobe.families.cka.analysis import CKASummary, GroupAccuracy
 from babelprobe.families.cka.relations import relation_label
 from babelprobe.report import figures as figs
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text
-from babelprobe.report.terminal import percent as _pct
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text, verdict_error
+from babelprobe.report.terminal import percent as _pct, plain
 from babelprobe.store import Manifest
 
 def _accuracy_table(title: str, rows: list[GroupAccuracy], first: str, script: bool) -> Table:
@@ -22,7 +22,7 @@ def _accuracy_table(title: str, rows: list[GroupAccuracy], first: str, script: b
     for name in ("n", "errors", "accuracy %", "95% CI", "+/-"):
         table.add_column(name, justify="right")
     for r in rows:
-        cells = [r.group] + ([r.script or ""] if script else [])
+        cells = [plain(r.group)] + ([plain(r.script or "")] if script else [])
         ci = f"{_pct(r.ci_low)}-{_pct(r.ci_high)}" if r.n else "-"
         cells += [str(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
                   _pct(r.half_width) if r.n else "-"]
@@ -35,7 +35,7 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     console = console or Console()
     title = f"CKA ({summary.mode}) — fact known iff P(true) > mean P(false)"
     if manifest is not None:
-        title += f" — {manifest.model.spec}"
+        title += f" — {plain(manifest.model.spec)}"
     console.print(_accuracy_table(title, summary.languages, "language", script=True))
     scored = sum(1 for lang in summary.languages if lang.n)  # languages whose every fact errored are not in the mean
     if scored:
@@ -49,7 +49,7 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     if summary.script_test is not None:
         t = summary.script_test
         console.print(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}  "
-                      + ", ".join(f"{s}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
+                      + ", ".join(f"{plain(s)}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
     if summary.relations and relations:
         top = sorted(summary.relations, key=lambda r: -r.n)[:relations]
         top = [r.model_copy(update={"group": relation_label(r.group)}) for r in top]
@@ -82,14 +82,14 @@ def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
     if summary.script_test is not None:
         t = summary.script_test
         paragraphs.append(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}; "
-                          + ", ".join(f"{s}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
+                          + ", ".join(f"{plain(s)}: {k}/{k + u} known" for s, (k, u) in t.table.items()))
     cells = [Cell(group=r.group, n=r.n, errors=r.errors, value=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high)
              for r in summary.languages]
     bars = figs.grouped_bars_figure({"accuracy": cells}, [r.group for r in summary.languages],
                                     f"CKA accuracy by language ({summary.mode})", "accuracy %", 100.0)
     rows = []
     for r in items.itertuples(index=False):
-        verdict = f"error: {r.error}" if r.error else ("known" if r.known else "not known")
+        verdict = verdict_error(r.error) or ("known" if r.known else "not known")
         false_lp = [float(x) for x in r.logp_false] if r.logp_false is not None else []
         scores = (f"log P(true) {r.logp_true:.2f}; log P(false) " + ", ".join(f"{x:.2f}" for x in false_lp)
                   if r.logp_true is not None else "")

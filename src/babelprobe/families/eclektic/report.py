@@ -13,8 +13,8 @@ from rich.console import Console
 
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
 from babelprobe.report.figures import heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text
-from babelprobe.report.terminal import titled as _titled
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, text
+from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
 def _score_with_ci(s: Score | None) -> str:
@@ -22,7 +22,7 @@ def _score_with_ci(s: Score | None) -> str:
     source answer right so transfer has no denominator); a CI with no spread is marked."""
     if s is None or math.isnan(s.value):
         return "-"
-    ci = "[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+    ci = "\\[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
     return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}"
 
 
@@ -36,18 +36,18 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
     for col in ("judge: overall", "transfer", "string: overall", "transfer"):
         table.add_column(col, justify="right")
     for s in summary.settings:
-        table.add_row(s.setting, _score_with_ci(s.judge.overall if s.judge else None), _score_with_ci(s.judge.transfer if s.judge else None),
+        table.add_row(plain(s.setting), _score_with_ci(s.judge.overall if s.judge else None), _score_with_ci(s.judge.transfer if s.judge else None),
                       _score_with_ci(s.string.overall), _score_with_ci(s.string.transfer))
     console.print(table)
     for s in summary.settings:
         metric = "judge" if s.judge else "string metric"
-        parts = [f"{label}-script ({metric}): overall {_score_with_ci(t.overall)}, transfer {_score_with_ci(t.transfer)} "
+        parts = [f"{plain(label)}-script ({metric}): overall {_score_with_ci(t.overall)}, transfer {_score_with_ci(t.transfer)} "
                  f"({t.overall.n} pairs)" for label, t in s.same_script.items()]
-        console.print(f"{s.setting}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
+        console.print(f"{plain(s.setting)}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
                       f"{_score_with_ci(s.string_compat.overall)}, transfer {_score_with_ci(s.string_compat.transfer)}; "
                       + "; ".join(parts), soft_wrap=True)
     if summary.judges:
-        console.print("judges: " + ", ".join(summary.judges) + " (majority vote)", soft_wrap=True)
+        console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)", soft_wrap=True)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
 
@@ -78,8 +78,8 @@ def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Sec
                   else "no judge: the string metric (word recall) only"]
     rows = []
     for r in items.itertuples(index=False):
-        if r.error:
-            verdict = f"error: {r.error}"
+        if error_of(r.error) is not None:
+            verdict = f"error: {error_of(r.error)}"
         else:
             verdict = f"recall {r.recall:.2f}"
             if getattr(r, "judge_correct", None) is not None:

@@ -16,6 +16,7 @@ from babelprobe.commands import console, fail, out_dir
 from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot
+from babelprobe.report.terminal import plain
 
 
 def register(root: CommandRoot) -> None:
@@ -76,11 +77,11 @@ def register(root: CommandRoot) -> None:
                     "hf_dataset": {"name": hf_dataset, "config": hf_config, "split": hf_split} if hf_dataset else None,
                     **report.model_dump(mode="json")}
         (out / store.MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
-        table = Table(title=f"corpus sample ({report.identifier})")
+        table = Table(title=f"corpus sample ({plain(report.identifier)})")
         for col in ("language", "read", "removed", "sampled"):
             table.add_column(col, justify="left" if col in ("language", "removed") else "right")
         for language, c in report.counts.items():
-            table.add_row(language, str(c.read), ", ".join(f"{k} {v}" for k, v in c.removed.items()) or "-", str(c.sampled))
+            table.add_row(plain(language), str(c.read), ", ".join(f"{plain(k)} {v}" for k, v in c.removed.items()) or "-", str(c.sampled))
         console.print(table)
         console.print(f"samples: {out}")
 

@@ -9,8 +9,8 @@ from rich.table import Table
 from babelprobe.analysis.bootstrap import Cell
 from babelprobe.families.memorization.analysis import Correlation, MemorizationSummary, MetricCell, MetricPair
 from babelprobe.report import figures as figs
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text
-from babelprobe.report.terminal import titled as _titled
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text, verdict_error
+from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
 # memorization: (summary metric, scale for printing, unit); EM, BLEU and ROUGE-L in % as Table 4
@@ -48,7 +48,7 @@ def print_memorization_summary(summary: MemorizationSummary, manifest: Manifest 
         for name, _, unit in shown:
             table.add_column(f"{name}{' ' + unit if unit else ''}", justify="right")
         for r in rows:
-            cells = ([r.language] if first else []) + [str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors)]
+            cells = ([plain(r.language)] if first else []) + [str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors)]
             table.add_row(*cells, *(_pair(r.metrics.get(name), scale) for name, scale, _ in shown))
         console.print(table)
     if summary.length_correlations:
@@ -64,7 +64,8 @@ def print_correlations(title: str, rows: list[Correlation], console: Console | N
     for col in ("metric", "a", "b", "languages", "r"):
         table.add_column(col, justify="right" if col in ("languages", "r") else "left")
     for c in rows:
-        table.add_row(c.metric, c.a, c.b, str(c.n), f"{c.r:.2f}" if c.r is not None else f"- ({c.r_undefined_reason})")
+        table.add_row(plain(c.metric), plain(c.a), plain(c.b), str(c.n),
+                      f"{c.r:.2f}" if c.r is not None else f"- ({plain(c.r_undefined_reason)})")
     console.print(table)
 
 
@@ -134,7 +135,7 @@ def memorization_sections(summary: MemorizationSummary, items: pd.DataFrame) -> 
     samples = []
     for r in items.itertuples(index=False):
         if r.status != "scored":
-            verdict = f"error: {r.error}" if r.status == "error" else r.status.replace("_", " ")
+            verdict = (verdict_error(r.error) or "error") if r.status == "error" else r.status.replace("_", " ")
         else:
             verdict = (f"EM {'yes' if r.exact_match else 'no'}; ROUGE-L {100 * r.rouge_l:.1f}; PM {r.pm:.1f}"
                        + (f" (control {r.control_pm:.1f})" if r.control_pm is not None and r.control_pm == r.control_pm

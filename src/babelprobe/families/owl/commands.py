@@ -14,6 +14,7 @@ from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot
 from babelprobe.families.owl.data import convert_owl_release
+from babelprobe.report.terminal import plain
 
 
 def register(root: CommandRoot) -> None:
@@ -36,12 +37,12 @@ def register(root: CommandRoot) -> None:
             items, columns = rescore_release(file, task, title, author)
         except (DatasetError, ValueError) as exc:
             fail(str(exc))
-        table = Table(title=f"OWL {task}: {file.name}")
+        table = Table(title=f"OWL {task}: {plain(file.name)}")
         for col in ("column", "language", "variant", "n", "accuracy %" if task != "prefix" else "chrF++ / chrF"):
             table.add_column(col)
         for c in columns:
             score = f"{100 * c.accuracy:.1f}" if c.accuracy is not None else f"{c.chrf_pp:.1f} / {c.chrf:.1f}"
-            table.add_row(c.column, c.language, c.variant, str(c.n), score)
+            table.add_row(plain(c.column), plain(c.language), plain(c.variant), str(c.n), score)
         console.print(table)
         if out is not None:
             out_dir(out)

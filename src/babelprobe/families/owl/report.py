@@ -11,8 +11,8 @@ from rich.table import Table
 
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text
-from babelprobe.report.terminal import titled as _titled
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, pct, text
+from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
 def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, console: Console | None = None) -> None:
@@ -35,16 +35,16 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
                       *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
     console.print(table)
     for t in summary.tasks:
-        langs = ", ".join(f"{c.group} {c.value * (1 if t.task == 'prefix' else 100):.0f}" if c.n
-                          else f"{c.group} - (n = 0, {c.errors} errors)" for c in t.by_language)
+        langs = ", ".join(f"{plain(c.group)} {c.value * (1 if t.task == 'prefix' else 100):.0f}" if c.n
+                          else f"{plain(c.group)} - (n = 0, {c.errors} errors)" for c in t.by_language)
         line = f"{t.task}/{t.perturbation}: by language {langs}"
         if t.errors_taxonomy:
-            line += "; errors: " + ", ".join(f"{k} {v}" for k, v in t.errors_taxonomy.items())
+            line += "; errors: " + ", ".join(f"{plain(k)} {v}" for k, v in t.errors_taxonomy.items())
         if t.overlap:
             line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
         console.print(line, soft_wrap=True, highlight=False)
     if manifest is not None:
-        console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {summary.tokenizer} "
+        console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {plain(summary.tokenizer)} "
                       f"tokens; {manifest.timings.get('total', 0):.1f} s total")
 
 
@@ -55,7 +55,7 @@ def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
         table.add_column(col, justify="left" if col in ("task / perturbation", "language") else "right")
     for d in deltas:
         k = 1.0 if d.task == "prefix" else 100.0
-        table.add_row(f"{d.task} / {d.perturbation}", d.group, f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
+        table.add_row(f"{d.task} / {d.perturbation}", plain(d.group), f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
     console.print(table)
 
 
@@ -96,8 +96,8 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
                                   [[f"{v:.2f}" for v in t.overlap.values()]]))
     rows = []
     for r in items.itertuples(index=False):
-        if r.error:
-            verdict = f"error: {r.error}"
+        if error_of(r.error) is not None:
+            verdict = f"error: {error_of(r.error)}"
         elif r.task == "prefix":
             verdict = f"chrF++ {r.chrf_pp:.1f}"
         else:

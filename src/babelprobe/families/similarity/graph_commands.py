@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from babelprobe.families.similarity.signals import read_memorization, read_similarity, read_tokens
 from babelprobe.data.validation import DatasetError
+from babelprobe.report.terminal import plain
 
 if TYPE_CHECKING:  # analysis.graph imports scipy.stats (~0.8 s): only the graph commands load it
     from babelprobe.families.similarity.graph import GraphCorrelation, GraphNodes
@@ -44,7 +44,7 @@ AllowMissing = Annotated[bool, typer.Option("--allow-missing", help=ALLOW_MISSIN
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True, highlight=False)
+    err.print(f"[bold red]error:[/bold red] {plain(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
 
@@ -106,7 +106,7 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
     console.print(f"θ = {result.theta:g}, tokens {result.tokens_scale}: {len(nodes.languages)} languages, "
                   f"{result.n_edges} edges, {result.n_subgraphs} subgraphs, {result.n_single_points} single points")
     if nodes.dropped:
-        console.print("left out: " + "; ".join(f"{k} ({v})" for k, v in nodes.dropped.items()), soft_wrap=True)
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in nodes.dropped.items()), soft_wrap=True)
     table = Table()
     for column in ("metric", "Pearson r", "ρ_G (intra)", "cross r"):
         table.add_column(column)
@@ -119,7 +119,7 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
         for stat in ("pearson_r", "rho_g", "cross_r"):
             reason = getattr(m, f"{stat}_undefined_reason")
             if reason:
-                console.print(f"{name} {stat} undefined: {reason}", soft_wrap=True)
+                console.print(f"{name} {stat} undefined: {plain(reason)}", soft_wrap=True)
 
 
 def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[str, float]) -> None:
@@ -190,7 +190,7 @@ def sweep_command(
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     dropped = _check_missing(sim, mem, tok, allow_missing)
     if dropped:
-        console.print("left out: " + "; ".join(f"{k} ({v})" for k, v in dropped.items()), soft_wrap=True)
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped.items()), soft_wrap=True)
     try:
         results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:

@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.table import Table
 
 from babelprobe.families.similarity.analysis import SimilaritySummary, neighbours
-from babelprobe.report.sections import ItemTable, Section, Table as HtmlTable, figure
-from babelprobe.report.terminal import titled as _titled
+from babelprobe.report.sections import ItemTable, Section, Table as HtmlTable, figure, verdict_error
+from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
 def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | None = None,
@@ -17,8 +17,8 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     console = console or Console()
     final = summary.layer()
     if final is None:
-        console.print(f"language similarity: no matrix: {summary.undefined_reason}; "
-                      f"errors per language: {summary.errors}", soft_wrap=True)
+        console.print(f"language similarity: no matrix: {plain(summary.undefined_reason)}; errors per language: "
+                      + ", ".join(f"{plain(k)} {v}" for k, v in summary.errors.items()), soft_wrap=True)
         return
     title = f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the language-specific subspace)"
     table = _titled(title, manifest)
@@ -26,15 +26,15 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     # a matrix wider than the terminal is all ellipses: then each language's nearest and farthest
     if 6 + 7 * len(final.languages) <= console.width:
         for lang in final.languages:
-            table.add_column(lang, justify="right")
+            table.add_column(plain(lang), justify="right")
         for lang, row in zip(final.languages, final.matrix):
-            table.add_row(lang, *(f"{v:.2f}" for v in row))
+            table.add_row(plain(lang), *(f"{v:.2f}" for v in row))
     else:
         table.add_column("most similar")
         table.add_column("least similar")
         for lang, others in neighbours(final).items():
-            table.add_row(lang, " ".join(f"{o} {v:.2f}" for o, v in others[:3]),
-                          " ".join(f"{o} {v:.2f}" for o, v in others[-2:]))
+            table.add_row(plain(lang), " ".join(f"{plain(o)} {v:.2f}" for o, v in others[:3]),
+                          " ".join(f"{plain(o)} {v:.2f}" for o, v in others[-2:]))
     console.print(table)
     if summary.typology:
         features = sorted({t.features for t in summary.typology})
@@ -49,7 +49,8 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
         console.print(typ)
         unknown = {k: v for k, v in summary.typology_unknown_languages.items() if v}
         if unknown:
-            console.print(f"not in {summary.typology_source}: {unknown}", soft_wrap=True)
+            console.print(f"not in {summary.typology_source}: "
+                          + "; ".join(f"{plain(k)}: " + ", ".join(plain(x) for x in v) for k, v in unknown.items()), soft_wrap=True)
 
 
 
@@ -62,7 +63,7 @@ def similarity_sections(summary: SimilaritySummary, items: pd.DataFrame) -> list
     from babelprobe.families.similarity.graph_figures import similarity_heatmap_figure, typology_by_layer_figure
 
     final = summary.layer()
-    rows = [[str(r.id), r.language, r.text, f"error: {r.error}" if r.error else ""] for r in items.itertuples(index=False)]
+    rows = [[str(r.id), r.language, r.text, verdict_error(r.error) or ""] for r in items.itertuples(index=False)]
     table = ItemTable(["id", "language", "sentence", "error"], rows, filters=["language"])
     if final is None:  # every sentence (of all but one language) errored: the counts and the items
         return [Section("Language similarity (Shared Path §4.1, App. B.4)",
