@@ -59,3 +59,24 @@ def test_owl_cells_carry_the_flag():
     (task,) = summarise_owl(pd.DataFrame(rows), n_resamples=200).tasks
     by_language = {c.group: c for c in task.by_language}
     assert by_language["de"].degenerate and not by_language["en"].degenerate
+
+
+def test_paired_bootstrap_diff_resamples_items_together():
+    import numpy as np
+    from scipy import stats
+
+    from babelprobe.analysis.bootstrap import paired_bootstrap_diff
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2, 200).astype(float)
+    treat = base.copy()
+    treat[:30] = 1 - treat[:30]  # 30 items flip; the paired interval sees only those flips
+    got = paired_bootstrap_diff(base, treat, seed=0)
+    ref = stats.bootstrap((treat - base,), np.mean, n_resamples=10_000, method="percentile",
+                          vectorized=True, rng=np.random.default_rng(0)).confidence_interval
+    assert got.n == 200 and got.difference == (treat - base).mean()
+    assert (got.low, got.high) == (float(ref.low), float(ref.high))
+    same = paired_bootstrap_diff(base, base)
+    assert same.degenerate and same.difference == 0 and not same.excludes_zero
+    with __import__("pytest").raises(ValueError, match="same items"):
+        paired_bootstrap_diff(base, treat[:10])

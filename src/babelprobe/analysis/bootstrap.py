@@ -111,3 +111,38 @@ class Cell(BaseModel):
     ci_low: float
     ci_high: float
     degenerate: bool = False  # all values equal (or n <= 1): the point interval is not a measured CI
+
+
+class PairedDifference(BaseModel):
+    """Mean of (treatment - baseline) over the same items, with its percentile interval."""
+
+    difference: float
+    low: float
+    high: float
+    n: int
+    degenerate: bool = False  # no spread to resample (n <= 1 or every difference equal)
+
+    @property
+    def excludes_zero(self) -> bool:
+        """The interval lies wholly on one side of 0 (a change the resampling does not explain away)."""
+        return not self.degenerate and (self.low > 0 or self.high < 0)
+
+
+def paired_bootstrap_diff(
+    baseline: Sequence[float] | np.ndarray,
+    treatment: Sequence[float] | np.ndarray,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedDifference:
+    """Paired bootstrap of mean(treatment - baseline): items are resampled together, so the
+    interval reflects item-level agreement between the two runs (OWL App. E compares quantized
+    models with BF16 on the same passages). ``baseline[i]`` and ``treatment[i]`` must score the
+    same item; the caller aligns them by item id."""
+    a = np.asarray(baseline, dtype=float)
+    b = np.asarray(treatment, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired bootstrap needs the same items: {a.size} baseline vs {b.size} treatment values")
+    interval = bootstrap_ci(b - a, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return PairedDifference(difference=interval.mean, low=interval.low, high=interval.high,
+                            n=interval.n, degenerate=interval.degenerate)
