@@ -224,3 +224,76 @@ def test_relations_carry_wikidata_labels():
     assert relation_label("P36") == "P36 capital"
     assert relation_label("P1412") == "P1412 languages spoken, written or signed"
     assert relation_label("P99999") == "P99999"
+
+
+# --- issue 18: figures people can read, labels as text, n shown, tables exported -------------------
+
+def _relabelled(run_dir: Path, dest: Path, **fields: str) -> Path:
+    """A copy of a real run whose item fields are set to the given values (through the record model)."""
+    shutil.copytree(run_dir, dest)
+    record, _ = POISON[store.read_manifest(dest).probe]
+    rows = json.loads(store.read_items(dest).to_json(orient="records"))
+    store.write_items(dest, [record(**{**row, **fields}) for row in rows])
+    return dest
+
+
+@pytest.mark.slow
+@needs_browser
+def test_owl_math_labels_build_figures_and_html_report(runs, tmp_path):
+    """`$...$` in a book id or a language label is text: the figures (PNG, SVG, PDF) and `report --html`
+    build, and the page shows the labels literally (matplotlib's mathtext crashed on `$\\x$`)."""
+    from babelprobe.families.owl.report import owl_figures
+
+    run_dir = _relabelled(runs["owl"], tmp_path / "owl", book_id="$\\x$ and $x$", language="$x$")
+    paths = owl_figures(read_run(run_dir).summary, run_dir)
+    assert paths and all(p.with_suffix(s).is_file() for p in paths for s in (".png", ".svg", ".pdf"))
+    result = CliRunner().invoke(app, ["report", str(run_dir), "--html"])
+    assert result.exit_code == 0, result.output
+    dom = chromium("--dump-dom", (run_dir / "report.html").as_uri())
+    assert "$\\x$ and $x$" in dom and dom.count("data:image/svg+xml;base64,") >= 2
+
+
+@pytest.mark.slow
+@needs_browser
+def test_profile_table_scrolls_in_a_frame_with_sticky_headers_and_flags_small_n(runs, tmp_path):
+    profile = profile_report(list(runs.values()), tmp_path / "profile.html")
+    dom = chromium("--dump-dom", profile.as_uri())
+    assert '<div class="table-frame">\n<table class="profile">' in dom
+    assert "overflow: auto" in dom and "position: sticky" in dom
+    assert "(small n)</span>" in dom  # the runs have a few items per language
+
+
+@pytest.mark.slow
+@needs_browser
+def test_run_report_tables_show_n_and_eclektic_ci(runs, tmp_path):
+    page = run_report(runs["eclektic"], tmp_path / "e.html")
+    dom = chromium("--dump-dom", page.as_uri())
+    assert "(small n)" in dom and "CI " in dom and "notebook ±" in dom
+    assert "nan±" not in dom and "nan ±" not in dom and "nan (" not in dom
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["cka", "eclektic"])
+def test_report_format_exports_summary_tables(runs, tmp_path, family):
+    from babelprobe.report.export import summary_tables
+
+    tables = summary_tables(runs[family])
+    for fmt in ("csv", "latex", "md"):
+        out = tmp_path / fmt
+        result = CliRunner().invoke(app, ["report", str(runs[family]), "--format", fmt, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        written = sorted(p for p in out.rglob("*") if p.is_file())
+        assert written and all(p.name in result.output for p in written)
+        if fmt == "csv":
+            assert len(written) == len(tables)
+            first = pd.read_csv(written[0], dtype=str, keep_default_na=False)
+            assert list(first.columns[:1]) == tables[0].columns[:1] and len(first) == len(tables[0].rows)
+        elif fmt == "latex":
+            text = written[0].read_text()
+            assert text.count("\\begin{table}") == len(tables) and "\\caption{" in text
+        else:
+            text = written[0].read_text()
+            assert text.count("### ") == len(tables) and tables[0].rows[0][0] in text
+    result = CliRunner().invoke(app, ["report", str(runs[family]), "--format", "xlsx"])
+    assert result.exit_code == 2 and "csv, latex, md" in result.output
+    assert not (runs[family] / "tables").exists()  # nothing written for a bad format

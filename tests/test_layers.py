@@ -19,7 +19,7 @@ LAYERS: list[list[str]] = [
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],
     ["families.base", "families", "runs", "runner", "executors", "data.fetch"],
     ["families.*"],  # one folder per family
-    ["pipeline", "report.html", "suite"],
+    ["pipeline", "report.html", "report.export", "suite"],
     ["cli", "cli_options", "suite_cli", "__main__", "__init__"],
 ]
 

@@ -157,7 +157,10 @@ def demo(
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="a run directory"),
            html: bool = typer.Option(False, "--html", help="write a self-contained HTML report instead"),
-           out: Optional[Path] = typer.Argument(None, help="with --html: the file (default RUN_DIR/report.html)")
+           out: Optional[Path] = typer.Argument(None, help="with --html: the file (default RUN_DIR/report.html)"),
+           fmt: Optional[str] = typer.Option(None, "--format", help="csv|latex|md: write the summary tables as "
+                                             "files (RUN_DIR/tables/*.csv, tables.tex, tables.md)"),
+           tables_out: Optional[Path] = typer.Option(None, "--out", help="with --format: the folder (default RUN_DIR)"),
            ) -> None:
     """Rebuild and print a run's summary from its stored items (no model needed)."""
     from babelprobe.runs import read_run
@@ -165,7 +168,16 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory"),
 
     if out is not None and not html:
         fail(f"{out}: an output file goes with --html")
+    if tables_out is not None and fmt is None:
+        fail(f"--out {tables_out}: goes with --format csv|latex|md")
     try:
+        if fmt is not None:
+            from babelprobe.report.export import export_tables
+
+            for path in export_tables(run_dir, fmt, tables_out):
+                console.print(f"{fmt}: {plain(path)}")
+            if not html:
+                return
         if html:
             console.print(f"html: {plain(run_report(run_dir, out))}")
             return

@@ -100,6 +100,17 @@ def cluster_ratio_ci(
     return ClusterInterval(value=value, low=low, high=high, clusters=n, degenerate=False)
 
 
+# One threshold for "small n", used by every table, figure and page (issue 18): a statistic from fewer
+# items than this is shown with its n and flagged "small n" (a 95% interval from < 30 items, e.g.
+# 100.0 (100.0-100.0) at n = 1, says little; 30 is the usual rule of thumb for the normal approximation).
+SMALL_N = 30
+
+
+def small_n(n: int | None) -> bool:
+    """True for a statistic computed from fewer than SMALL_N items (n = 0 included)."""
+    return n is not None and n < SMALL_N
+
+
 class Cell(BaseModel):
     """A group's value with its 95% interval (a row of a table, a bar of a figure)."""
 

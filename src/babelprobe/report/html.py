@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader
 
 from babelprobe import store
 from babelprobe.languages import language_name, language_script
+from babelprobe.analysis.bootstrap import SMALL_N, small_n
 from babelprobe.report.figures import heatmap_figure
 from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
@@ -59,6 +60,10 @@ class ProfileCell:
     low: float
     high: float
     n: int
+
+    @property
+    def small(self) -> bool:
+        return small_n(self.n)
 
 
 def _not_a_run(run_dir: Path, exc: Exception) -> str:
@@ -118,7 +123,7 @@ def profile_report(run_dirs: list[Path], out: Path, on_skip: Callable[[str], Non
                        "heatmap": figure(heat) if heat is not None else None})
     page = _environment().get_template("profile.html.j2").render(
         title="babelprobe language profile: " + ", ".join(metrics) if metrics else "babelprobe language profile",
-        models=models, family_note=family_note())
+        models=models, family_note=family_note(), small_n=SMALL_N)
     out.write_text(page, encoding="utf-8")
     return out
 

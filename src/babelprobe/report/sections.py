@@ -64,14 +64,26 @@ def figure(fig: MplFigure) -> Figure:
     return Figure(title, svg_data_uri(fig))
 
 
-def pct(value: float | None, low: float | None = None, high: float | None = None, scale: float = 100.0) -> str:
-    """'63.3 (50.0-75.0)'; '-' where undefined."""
+def n_note(n: int | None) -> str:
+    """The n beside a statistic, flagged below ``analysis.bootstrap.SMALL_N`` (the one threshold):
+    ', n = 12 (small n)' or ', n = 240'; '' when n is unknown. Terminal, Markdown and HTML tables
+    all print it (issue 18: '100.0 (100.0–100.0)' at n = 1 must say so)."""
+    from babelprobe.analysis.bootstrap import small_n
+
+    if n is None:
+        return ""
+    return f", n = {n}" + (" (small n)" if small_n(n) else "")
+
+
+def pct(value: float | None, low: float | None = None, high: float | None = None, scale: float = 100.0,
+        n: int | None = None) -> str:
+    """'63.3 (50.0–75.0), n = 12 (small n)'; '-' where undefined. With ``n``, see ``n_note``."""
     if value is None or math.isnan(value):
         return "-"
     text = f"{scale * value:.1f}"
     if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
         text += f" ({scale * low:.1f}–{scale * high:.1f})"
-    return text
+    return text + n_note(n)
 
 
 def error_of(value: object) -> str | None:

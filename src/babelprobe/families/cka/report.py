@@ -6,7 +6,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.analysis.bootstrap import Cell
+from babelprobe.analysis.bootstrap import Cell, small_n
 from babelprobe.families.cka.analysis import CKASummary, GroupAccuracy
 from babelprobe.families.cka.relations import relation_label
 from babelprobe.report import figures as figs
@@ -24,7 +24,7 @@ def _accuracy_table(title: str, rows: list[GroupAccuracy], first: str, script: b
     for r in rows:
         cells = [plain(r.group)] + ([plain(r.script or "")] if script else [])
         ci = f"{_pct(r.ci_low)}-{_pct(r.ci_high)}" if r.n else "-"
-        cells += [str(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
+        cells += [f"{r.n} (small n)" if small_n(r.n) else str(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
                   _pct(r.half_width) if r.n else "-"]
         table.add_row(*cells)
     return table
@@ -67,7 +67,7 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
 # --- HTML report sections and profile metrics ---
 
 def _accuracy_rows(rows: list[GroupAccuracy], label=str) -> list[list[str]]:
-    return [[label(r.group), str(r.n), str(r.errors), pct(r.accuracy, r.ci_low, r.ci_high)] for r in rows]
+    return [[label(r.group), str(r.n), str(r.errors), pct(r.accuracy, r.ci_low, r.ci_high, n=r.n)] for r in rows]
 
 
 def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:

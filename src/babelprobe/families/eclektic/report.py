@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from rich.console import Console
 
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
-from babelprobe.report.figures import heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, text
+from babelprobe.report.figures import heatmap_figure, save_png, say_all_zero, zero_bars
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, text
 from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
@@ -23,7 +23,7 @@ def _score_with_ci(s: Score | None) -> str:
     if s is None or math.isnan(s.value):
         return "-"
     ci = "\\[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
-    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}"
+    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}{n_note(s.n)}"
 
 
 def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
@@ -55,24 +55,45 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
 
 # --- HTML report sections and profile metrics ---
 
-def _score_with_margin(s: Score | None) -> str:
-    if s is None or math.isnan(s.value):
+def undefined_reason(name: str, s: Score) -> str:
+    """Why a score is NaN, in words (ECLeKTiC §3: transfer divides by the questions answered
+    correctly in their source language)."""
+    if s.n == 0:
+        return "no pair scored"
+    return "no question answered correctly in its source language" if name == "transfer" else "undefined"
+
+
+def margin_range(s: Score) -> str:
+    """The notebook's value ± margin as the interval it spans, clipped to 0-100 for display."""
+    margin = 0.0 if math.isnan(s.margin) else s.margin
+    return f"{100 * max(0.0, s.value - margin):.1f}–{100 * min(1.0, s.value + margin):.1f}"
+
+
+def _score_with_margin(s: Score | None, name: str = "overall") -> str:
+    """HTML cell: value, the bootstrap CI over questions, the notebook's ± margin (its interval
+    clipped to 0-100), and n; 'undefined (reason)' where there is no value."""
+    if s is None:
         return "-"
-    return f"{100 * s.value:.1f} ± {100 * s.margin:.1f}"
+    if math.isnan(s.value):
+        return f"undefined ({undefined_reason(name, s)})"
+    ci = "CI degenerate" if s.ci_degenerate else f"CI {100 * s.ci_low:.1f}–{100 * s.ci_high:.1f}"
+    return f"{100 * s.value:.1f} ({ci}; notebook ± {100 * s.margin:.1f}: {margin_range(s)}){n_note(s.n)}"
 
 
 def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Section]:
     metric = eclektic_metric_name(summary)
-    scores = HtmlTable("overall success and transfer score (%, 95% margin; ECLeKTiC Table 2)",
+    scores = HtmlTable("overall success and transfer score (%, 95% bootstrap CI over questions; the official "
+                       "notebook's ± margin, its interval clipped to 0-100; ECLeKTiC Table 2)",
                    ["setting", "pairs", "errors", "judge: overall", "judge: transfer", "string: overall",
                     "string: transfer", "notebook string (compat): overall", "transfer"],
                    [[s.setting, str(s.string.overall.n), str(s.errors), _score_with_margin(s.judge.overall if s.judge else None),
-                     _score_with_margin(s.judge.transfer if s.judge else None), _score_with_margin(s.string.overall),
-                     _score_with_margin(s.string.transfer), _score_with_margin(s.string_compat.overall), _score_with_margin(s.string_compat.transfer)]
+                     _score_with_margin(s.judge.transfer if s.judge else None, "transfer"), _score_with_margin(s.string.overall),
+                     _score_with_margin(s.string.transfer, "transfer"), _score_with_margin(s.string_compat.overall),
+                     _score_with_margin(s.string_compat.transfer, "transfer")]
                     for s in summary.settings])
     scripts = HtmlTable(f"same- vs cross-script pairs ({metric}; §4.2)",
                     ["setting", "pairs", f"overall ({metric})", f"transfer ({metric})"],
-                    [[s.setting + f" / {label}-script", str(t.overall.n), _score_with_margin(t.overall), _score_with_margin(t.transfer)]
+                    [[s.setting + f" / {label}-script", str(t.overall.n), _score_with_margin(t.overall), _score_with_margin(t.transfer, "transfer")]
                      for s in summary.settings for label, t in s.same_script.items()])
     paragraphs = [f"judges: {', '.join(summary.judges)} (majority vote)" if summary.judges
                   else "no judge: the string metric (word recall) only"]
@@ -118,15 +139,22 @@ def score_bars_figure(summary: EclekticSummary) -> Figure:
     settings = summary.settings
     fig, ax = plt.subplots(figsize=(2 + 1.6 * len(settings), 3.2))
     x = np.arange(len(settings))
+    shown: list[float] = []
     for offset, name in ((-0.2, "overall"), (0.2, "transfer")):
         scores = [getattr(s.judge or s.string, name) for s in settings]
-        ax.bar(x + offset, [100 * sc.value for sc in scores], width=0.4, label=name,
-               yerr=[100 * sc.margin for sc in scores], capsize=3)
+        values = [100 * sc.value for sc in scores]
+        margins = [0.0 if math.isnan(sc.margin) else sc.margin for sc in scores]  # clipped to 0-100 below
+        low = [100 * min(m, sc.value) if not math.isnan(sc.value) else 0.0 for sc, m in zip(scores, margins)]
+        high = [100 * min(m, 1.0 - sc.value) if not math.isnan(sc.value) else 0.0 for sc, m in zip(scores, margins)]
+        bars = ax.bar(x + offset, values, width=0.4, label=name, yerr=[low, high], capsize=3)
+        zero_bars(ax, bars, values)
+        shown += [v for v in values if not math.isnan(v)]
     ax.set_xticks(x, [s.setting for s in settings], fontsize=8)
     ax.set_ylabel("%")
     ax.set_ylim(0, 100)
     ax.set_title(f"ECLeKTiC overall success and transfer ({eclektic_metric_name(summary)})", fontsize=9)
     ax.legend(fontsize=8)
+    say_all_zero(ax, shown)
     fig.tight_layout()
     return fig
 
@@ -140,16 +168,21 @@ def score_bars(summary: EclekticSummary, path: Path) -> Path:
 
 
 def ablation_table(summary: EclekticSummary, path: Path) -> Path:
-    """The hint-ablation table (ECLeKTiC Table 2) as Markdown, both metrics."""
-    def cell(score) -> str:
-        return "-" if score is None else f"{100 * score.value:.1f}±{100 * score.margin:.1f}"
+    """The hint-ablation table (ECLeKTiC Table 2) as Markdown, both metrics: value±margin, n;
+    "undefined (reason)" where a score has no value (never nan±nan)."""
+    def cell(score, name: str = "overall") -> str:
+        if score is None:
+            return "-"
+        if math.isnan(score.value):
+            return f"undefined ({undefined_reason(name, score)})"
+        return f"{100 * score.value:.1f}±{100 * score.margin:.1f}{n_note(score.n)}"
 
     lines = ["| setting | judge overall | judge transfer | string overall | string transfer |",
              "|---|---|---|---|---|"]
     for s in summary.settings:
         lines.append(f"| {s.setting} | {cell(s.judge.overall if s.judge else None)} | "
-                     f"{cell(s.judge.transfer if s.judge else None)} | {cell(s.string.overall)} | "
-                     f"{cell(s.string.transfer)} |")
+                     f"{cell(s.judge.transfer if s.judge else None, 'transfer')} | {cell(s.string.overall)} | "
+                     f"{cell(s.string.transfer, 'transfer')} |")
     path.write_text("\n".join(lines) + "\n")
     return path
 

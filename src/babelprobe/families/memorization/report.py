@@ -6,10 +6,10 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.analysis.bootstrap import Cell
+from babelprobe.analysis.bootstrap import Cell, small_n
 from babelprobe.families.memorization.analysis import Correlation, MemorizationSummary, MetricCell, MetricPair
 from babelprobe.report import figures as figs
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, text, verdict_error
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, n_note, text, verdict_error
 from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
@@ -48,7 +48,8 @@ def print_memorization_summary(summary: MemorizationSummary, manifest: Manifest 
         for name, _, unit in shown:
             table.add_column(f"{name}{' ' + unit if unit else ''}", justify="right")
         for r in rows:
-            cells = ([plain(r.language)] if first else []) + [str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors)]
+            scored = f"{r.scored} (small n)" if small_n(r.scored) else str(r.scored)
+            cells = ([plain(r.language)] if first else []) + [str(r.prefix_tokens), scored, str(r.too_short), str(r.errors)]
             table.add_row(*cells, *(_pair(r.metrics.get(name), scale) for name, scale, _ in shown))
         console.print(table)
     if summary.length_correlations:
@@ -107,7 +108,8 @@ def memorization_sections(summary: MemorizationSummary, items: pd.DataFrame) -> 
         if pair is None:
             return "-"
         control = f" / {scale * pair.control.value:.2f}" if pair.control is not None else ""
-        return f"{scale * pair.real.value:.2f} ({scale * pair.real.ci_low:.2f}-{scale * pair.real.ci_high:.2f}){control}"
+        return (f"{scale * pair.real.value:.2f} ({scale * pair.real.ci_low:.2f}-{scale * pair.real.ci_high:.2f})"
+                f"{n_note(pair.real.n)}{control}")
 
     metrics = [("EM %", "EM", 100.0), ("BLEU", "BLEU", 100.0), ("ROUGE-L", "ROUGE-L", 100.0), ("PM", "PM", 1.0),
                ("PM per token", "PM-mean", 1.0), ("Min-K%", "Min-K", 1.0)]

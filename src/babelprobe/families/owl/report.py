@@ -11,7 +11,7 @@ from rich.table import Table
 
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, pct, text
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, pct, text
 from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
@@ -29,13 +29,14 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
         groups = {c.group: c for c in t.by_group}
 
         def cell(c) -> str:
-            return f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f})" if c and c.n else "-"
+            return (f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}){n_note(c.n)}"
+                    if c and c.n else "-")
 
         table.add_row(f"{t.task} / {t.perturbation}", str(t.n), cell(t.overall),
                       *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
     console.print(table)
     for t in summary.tasks:
-        langs = ", ".join(f"{plain(c.group)} {c.value * (1 if t.task == 'prefix' else 100):.0f}" if c.n
+        langs = ", ".join(f"{plain(c.group)} {c.value * (1 if t.task == 'prefix' else 100):.0f}{n_note(c.n)}" if c.n
                           else f"{plain(c.group)} - (n = 0, {c.errors} errors)" for c in t.by_language)
         line = f"{t.task}/{t.perturbation}: by language {langs}"
         if t.errors_taxonomy:
@@ -76,11 +77,11 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
         scale = _owl_scale(t.task)
         cell = {c.group: c for c in t.by_group}
         overview.rows.append([f"{t.task} / {t.perturbation}", str(t.n), str(t.errors),
-                              pct(t.overall.value, t.overall.ci_low, t.overall.ci_high, scale)]
-                             + [pct(cell[g].value, cell[g].ci_low, cell[g].ci_high, scale) if g in cell and cell[g].n
+                              pct(t.overall.value, t.overall.ci_low, t.overall.ci_high, scale, t.overall.n)]
+                             + [pct(cell[g].value, cell[g].ci_low, cell[g].ci_high, scale, cell[g].n) if g in cell and cell[g].n
                                 else "-" for g in groups])
         by_language.append(HtmlTable(f"{t.task} / {t.perturbation} by language", ["language", "n", "errors", "value"],
-                                 [[c.group, str(c.n), str(c.errors), pct(c.value, c.ci_low, c.ci_high, scale)]
+                                 [[c.group, str(c.n), str(c.errors), pct(c.value, c.ci_low, c.ci_high, scale, c.n)]
                                   for c in t.by_language]))
         if t.errors_taxonomy:
             wrong = sum(t.errors_taxonomy.values())

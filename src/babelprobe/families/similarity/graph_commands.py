@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.families.similarity.signals import read_memorization, read_similarity, read_tokens
+from babelprobe.families.similarity.signals import read_memorization, read_similarity, read_tokens, tokens_label
 from babelprobe.data.validation import DatasetError
 from babelprobe.report.terminal import plain
 
@@ -163,6 +163,8 @@ def correlate_command(
 
         draw_graphs(sim.restricted(nodes.languages), [theta], out / "graph.png")
     _print(result, nodes)
+    if tokens_label(tokens) != "tokens":  # the demo's speaker population: say it beside the numbers
+        console.print(f"NOTE: \"tokens\" above are {tokens_label(tokens)}")
     console.print(f"results: {out / 'graph.json'}")
 
 
@@ -205,8 +207,9 @@ def sweep_command(
     if figures:
         from babelprobe.families.similarity.graph_figures import sweep_figure
 
-        sweep_figure(results, out / "sweep.png", f"ρ_G (intra) and cross-topology r vs tokens ({tokens_scale})")
-    table = Table(title=f"θ sweep (tokens {tokens_scale})")
+        sweep_figure(results, out / "sweep.png", f"ρ_G (intra) and cross-topology r vs {tokens_label(tokens)} "
+                     f"({tokens_scale})", tokens_label(tokens))
+    table = Table(title=f"θ sweep ({tokens_label(tokens)}, {tokens_scale})")
     names = list(results[0].metrics)
     for column in ("θ", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
         table.add_column(column)

@@ -7,12 +7,13 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
+# first: the Agg backend, labels literal (no mathtext), one colour map, PNG + SVG + PDF
+from babelprobe.report.figures import CMAP, cell_texts, save_png  # noqa: I001
 
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import networkx as nx  # noqa: E402
-import numpy as np  # noqa: E402
+import networkx as nx
+import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from babelprobe.families.similarity.graph import GraphCorrelation  # noqa: E402
 from babelprobe.families.similarity.signals import SimilarityMatrix  # noqa: E402
@@ -21,9 +22,23 @@ from babelprobe.families.similarity.graph_metrics import components, threshold_g
 
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
+
+
+def clustered_order(values: np.ndarray) -> list[int]:
+    """Languages in the leaf order of an average-linkage hierarchical clustering on 1 - similarity
+    (scipy, optimal leaf ordering): similar languages sit next to each other, blocks show."""
+    from scipy.cluster.hierarchy import leaves_list, linkage, optimal_leaf_ordering
+    from scipy.spatial.distance import squareform
+
+    n = len(values)
+    if n < 3:
+        return list(range(n))
+    distance = np.clip(1.0 - (values + values.T) / 2, 0.0, None)
+    np.fill_diagonal(distance, 0.0)
+    condensed = squareform(np.nan_to_num(distance, nan=float(np.nanmax(distance))), checks=False)
+    tree = linkage(condensed, method="average")
+    return [int(i) for i in leaves_list(optimal_leaf_ordering(tree, condensed))]
 
 
 def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> Path:
@@ -31,13 +46,21 @@ def similarity_heatmap(similarity: SimilarityMatrix, title: str, path: Path) -> 
 
 
 def similarity_heatmap_figure(similarity: SimilarityMatrix, title: str):
-    n = len(similarity.languages)
-    fig, ax = plt.subplots(figsize=(1.5 + 0.42 * n, 1.0 + 0.4 * n))
-    image = ax.imshow(similarity.values, cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(n), similarity.languages, fontsize=7, rotation=90)
-    ax.set_yticks(range(n), similarity.languages, fontsize=7)
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(image, ax=ax, fraction=0.046)
+    """The L x L cosine matrix in clustered order, each cell's value printed (two decimals),
+    blue = more similar (the colour direction of every babelprobe figure)."""
+    order = clustered_order(np.asarray(similarity.values, dtype=float))
+    languages = [similarity.languages[i] for i in order]
+    values = np.asarray(similarity.values, dtype=float)[np.ix_(order, order)]
+    n = len(languages)
+    side = 2.2 + 0.55 * n
+    fig, ax = plt.subplots(figsize=(side + 1.0, side))
+    image = ax.imshow(values, cmap=CMAP, vmin=-1, vmax=1)
+    ax.set_xticks(range(n), languages, fontsize=8, rotation=45, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(n), languages, fontsize=8)
+    cell_texts(ax, image, values, [[f"{v:.2f}" for v in row] for row in values], fontsize=6 if n > 12 else 7)
+    ax.set_title(title + " (clustered order)", fontsize=9)
+    bar = fig.colorbar(image, ax=ax, fraction=0.046)
+    bar.set_label("cosine similarity (higher →)", fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -54,6 +77,7 @@ def typology_by_layer_figure(rows: Sequence[dict], title: str):
         ax.plot([p[0] for p in points], [math.nan if p[1] is None else p[1] for p in points], marker="o",
                 markersize=3, label=feature)
     ax.axhline(0, color="grey", linewidth=0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("Pearson r over language pairs")
     ax.set_title(title, fontsize=9)
@@ -82,9 +106,10 @@ def draw_graphs(similarity: SimilarityMatrix, thetas: Sequence[float], path: Pat
     return _save(fig, path)
 
 
-def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str) -> Path:
+def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str, tokens_label: str = "tokens") -> Path:
     """Fig. 4: intra-topology ρ_G (solid) and cross-topology r (dashed) per metric across θ (top);
-    subgraph and single-point counts (bottom). Undefined values leave gaps."""
+    subgraph and single-point counts (bottom). Undefined values leave gaps. ``tokens_label`` names
+    what stands for data volume (the demo's: a speaker-population STAND-IN, said on the axis)."""
     thetas = [r.theta for r in results]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, height_ratios=[2, 1])
     metrics = list(results[0].metrics) if results else []
@@ -96,7 +121,7 @@ def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str) ->
         top.plot(thetas, cross, color=colour, marker="x", markersize=3, linestyle="--", label=f"{name} cross (r)")
     top.axhline(0, color="grey", linewidth=0.5)
     top.set_ylim(-1.05, 1.05)
-    top.set_ylabel("correlation with tokens")
+    top.set_ylabel(f"correlation with {tokens_label}", fontsize=8)
     top.set_title(title, fontsize=9)
     top.legend(fontsize=6, ncol=2)
     bottom.plot(thetas, [r.n_subgraphs for r in results], marker="o", markersize=3, label="# subgraph")

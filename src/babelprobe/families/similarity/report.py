@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from babelprobe.families.similarity.analysis import SimilaritySummary, neighbours
-from babelprobe.report.sections import ItemTable, Section, Table as HtmlTable, figure, verdict_error
+from babelprobe.report.sections import ItemTable, Section, Table as HtmlTable, figure, n_note, verdict_error
 from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
@@ -74,7 +74,7 @@ def similarity_sections(summary: SimilaritySummary, items: pd.DataFrame) -> list
     nearest = HtmlTable(f"layer {final.layer}: each language's most and least similar languages (cosine in the "
                     f"language-specific subspace, rank {summary.rank})",
                     ["language", "sentences", "most similar", "least similar"],
-                    [[lang, str(summary.n_sentences.get(lang, 0)), ", ".join(f"{o} {v:.2f}" for o, v in others[:3]),
+                    [[lang, n_note(summary.n_sentences.get(lang, 0)).removeprefix(", n = "), ", ".join(f"{o} {v:.2f}" for o, v in others[:3]),
                       ", ".join(f"{o} {v:.2f}" for o, v in others[-2:])] for lang, others in near.items()])
     figures = [figure(similarity_heatmap_figure(final.as_matrix(), f"layer {final.layer}, rank {summary.rank}"))]
     tables = [nearest]

@@ -221,6 +221,13 @@ def read_memorization_run(run_dir: Path, prefix_tokens: int | None = None) -> La
 
 
 STANDIN_TOKENS_CSV = "STAND-IN_speaker_population_as_tokens.csv"
+STANDIN_LABEL = "tokens (STAND-IN: speaker population, not training data)"
+
+
+def tokens_label(path: Path) -> str:
+    """What the tokens column is, for figure axes, titles and tables: "tokens", or for the demo's
+    speaker-population file (its name starts with STAND-IN) a label that says it is a stand-in."""
+    return STANDIN_LABEL if Path(path).name.startswith("STAND-IN") else "tokens"
 
 
 def write_speaker_population_standin(languages: list[str], path: Path) -> dict[str, float]:
