@@ -22,10 +22,9 @@ from matplotlib.patches import Rectangle
 from rich.console import Console
 from typer.testing import CliRunner
 
-from babelprobe.analysis.bootstrap import SMALL_N, Cell, small_n
+from babelprobe.analysis.bootstrap import Cell
 from babelprobe.cli import app
 from babelprobe.report import figures as figs
-from babelprobe.report.sections import n_note, pct
 
 @pytest.fixture(autouse=True)
 def _close_figures():
@@ -172,6 +171,9 @@ def test_save_png_writes_svg_and_pdf_twins(tmp_path):
 # --- 3. n beside every statistic, one small-n threshold ----------------------------------------------
 
 def test_small_n_threshold_is_one_constant():
+    from babelprobe.analysis.bootstrap import SMALL_N, small_n
+    from babelprobe.report.sections import n_note, pct
+
     assert SMALL_N == 30 and figs.SMALL_N is SMALL_N
     assert small_n(1) and small_n(29) and not small_n(30) and not small_n(None)
     assert pct(1.0, 1.0, 1.0, n=1) == "100.0 (100.0–100.0), n = 1 (small n)"

@@ -183,7 +183,7 @@ def test_profile_memorization_columns_from_stored_runs(runs, memorization_run, t
     for _, group in scored.groupby("language"):
         for column, scale in (("exact_match", 100), ("bleu", 100), ("rouge_l", 100), ("pm", 1)):
             assert f'data-sort="{scale * group[column].astype(float).mean():.6f}"' in page
-        assert f"n={len(group)}</small>" in page
+        assert f"n={len(group)} <span class=\"small-n\"" in page  # 2 samples: flagged (issue 18)
     names = ["memorization EM % (20-token prompt)", "memorization RM BLEU (20-token prompt)",
              "memorization RM ROUGE-L (20-token prompt)", "memorization PM (log Pr) (20-token prompt)"]
     for name in names:

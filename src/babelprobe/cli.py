@@ -175,7 +175,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory"),
             from babelprobe.report.export import export_tables
 
             for path in export_tables(run_dir, fmt, tables_out):
-                console.print(f"{fmt}: {plain(path)}")
+                console.print(f"{fmt}: {plain(path)}", soft_wrap=True)
             if not html:
                 return
         if html:
