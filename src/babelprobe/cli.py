@@ -107,7 +107,7 @@ def compare(
         a = runs[0]
         for path, other in zip(paths[1:], runs[1:]):
             if other.family is not a.family:
-                fail(f"compare needs runs of the same probe; {run_a} is {a.family.name}, {path} is {other.family.name}")
+                fail(f"compare needs two runs of the same probe; {run_a} is {a.family.name}, {path} is {other.family.name}")
         if not a.family.comparable:
             comparable = [f.name for f in all_families() if f.comparable]
             fail(f"compare is not available for {a.family.name} runs (only: {', '.join(comparable)})")
