@@ -11,14 +11,12 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from babelprobe.families.eclektic.analysis import (
-    CONTROL_ACCEPT_LIMIT, JUDGE_KAPPA_LOW, judge_check, summarise_eclektic,
-)
+from babelprobe.families.eclektic.analysis import CONTROL_ACCEPT_LIMIT, JUDGE_KAPPA_LOW, judge_check
 from babelprobe.families.eclektic.config import DEMO_ECLEKTIC, EclekticConfig
 from babelprobe.families.eclektic.data import load_eclektic, ColumnMap
 from babelprobe.families.eclektic.metrics import cohen_kappa
 from babelprobe.families.eclektic.probe import CONTROL_EMPTY, CONTROL_OTHER, CONTROL_QUESTION, judge_controls
-from babelprobe.families.eclektic.report import eclektic_sections, print_eclektic_summary
+from babelprobe.families.eclektic.report import print_eclektic_summary
 
 JUDGE = "bundled:smollm2-135m-instruct"
 
@@ -65,19 +63,19 @@ def test_agreement_and_controls_from_items():
 
 @pytest.mark.slow
 def test_bundled_judge_is_flagged(tmp_path, gemma, smollm2):
-    """The bundled 135M judge on 2 demo questions: it says YES to the question repeated as the
+    """The bundled 135M judge on 2 demo questions (en, de: 4 answers, 12 controls): it says YES to the question repeated as the
     answer, and the run says so in summary.json, the terminal and the HTML."""
     from babelprobe.pipeline import run
     from babelprobe.report.html import run_report
 
-    config = EclekticConfig(limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book"], figures=False,
-                            bootstrap_resamples=200, out=tmp_path / "run", cache=None)
+    config = EclekticConfig(langs=["en", "de"], limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book"],
+                            figures=False, bootstrap_resamples=200, out=tmp_path / "run", cache=None)
     out = run(config, backends={config.model: gemma, JUDGE: smollm2}).out
     summary = json.loads((out / "summary.json").read_text())
     check = summary["judge_check"]
-    assert check["rows"] == 10 and {c["name"] for c in check["controls"]} >= {CONTROL_QUESTION, CONTROL_EMPTY}
+    assert check["rows"] == 4 and {c["name"] for c in check["controls"]} == {CONTROL_QUESTION, CONTROL_EMPTY, CONTROL_OTHER}
     repeated = next(c for c in check["controls"] if c["name"] == CONTROL_QUESTION)
-    assert repeated["judged"] == 10 and repeated["accepted"] > 0, check
+    assert repeated["judged"] == 4 and repeated["accepted"] > 0, check
     assert any("accepts known-wrong answers: question repeated" in w for w in check["warnings"])
     console = Console(record=True, width=200)
     from babelprobe.runs import read_run
