@@ -80,3 +80,29 @@ def test_paired_bootstrap_diff_resamples_items_together():
     assert same.degenerate and same.difference == 0 and not same.excludes_zero
     with __import__("pytest").raises(ValueError, match="same items"):
         paired_bootstrap_diff(base, treat[:10])
+
+
+def test_paired_cells_match_items_and_leave_out_the_unmatched():
+    """analysis/compare.py (issue 18, `compare` for every family): items matched by key, errors and
+    items of one run only left out and counted, B - A and its CI = paired_bootstrap_diff on the
+    matched items, per group and overall."""
+    import pandas as pd
+
+    from babelprobe.analysis.bootstrap import paired_bootstrap_diff
+    from babelprobe.analysis.compare import paired_cells
+
+    a = pd.DataFrame({"id": ["1", "2", "3", "4", "5", "6"], "language": ["en", "en", "en", "de", "de", "de"],
+                      "known": [1.0, 0.0, 1.0, 0.0, 0.0, None], "error": [None, None, None, None, "timeout", None]})
+    b = pd.DataFrame({"id": ["3", "2", "1", "4", "5", "7"], "language": ["en", "en", "en", "de", "de", "de"],
+                      "known": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0], "error": [None] * 6})
+    cells = {c.group: c for c in paired_cells(a, b, ["id", "language"], "known", "accuracy %", group_by="language",
+                                               scale=100.0, n_resamples=2000, seed=1)}
+    overall = cells["all"]
+    # matched: ids 1-4 (5 errored in A, 6 unscored in A, 7 only in B)
+    assert (overall.matched, overall.only_a, overall.only_b) == (4, 0, 2)
+    assert (overall.a, overall.b) == (50.0, 100.0)
+    expected = paired_bootstrap_diff([1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0], n_resamples=2000, seed=1)
+    assert overall.difference == pytest.approx(100 * expected.difference) == pytest.approx(50.0)
+    assert (overall.low, overall.high) == (pytest.approx(100 * expected.low), pytest.approx(100 * expected.high))
+    assert (cells["en"].matched, cells["en"].difference) == (3, pytest.approx(100 / 3))
+    assert (cells["de"].matched, cells["de"].difference, cells["de"].degenerate) == (1, 100.0, True)

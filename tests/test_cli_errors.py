@@ -231,7 +231,8 @@ def test_report_of_a_cka_run_and_compare_refusals(tmp_path):
     run = hand_made_run(tmp_path / "run")
     report = cli.invoke(app, ["report", str(run)])
     assert report.exit_code == 0 and "CKA (full)" in report.output
-    refused(["compare", str(run), str(run)], "compare is not available for cka runs (only: owl)")
+    same = cli.invoke(app, ["compare", str(run), str(run)])  # CKA compares item by item (issue 18)
+    assert same.exit_code == 0 and "B - A on the same facts" in same.output, same.output
     refused(["compare", str(run), str(tmp_path / "nowhere")], "no such run directory")
     refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run")
 

@@ -36,9 +36,15 @@ def test_demo_runs_every_stage_and_writes_its_reports(tmp_path):
         assert manifest["errors"] == 0 and manifest["items"] > 0, run
     graph = json.loads((out / "graph" / "theta-0.5" / "graph.json").read_text())
     assert graph["theta"] == 0.5 and graph["n_edges"] > 0 and graph["metrics"]
+    assert graph["n_languages"] == 4 and graph["small_n"] is True  # issue 18: n recorded, small n flagged
     assert (out / "graph" / "sweep" / "sweep.csv").is_file()
     html = [Path(line.removeprefix("html: ").strip()) for line in done.stdout.splitlines() if line.startswith("html: ")]
     assert out / "profile.html" in html and len(html) == len(runs) + 1  # a report per run and the profile page
     assert all(path.is_file() and path.stat().st_size > 10_000 for path in html)
     stage_lines = [line for line in done.stdout.splitlines() if any(f"│ {stage} " in line for stage in STAGES)]
     assert len(stage_lines) == len(STAGES)
+    # issue 18: the machine the times were taken on, and what a 270M model can and cannot show
+    assert "GFLOP/s" in done.stdout and "CPU cores" in done.stdout
+    assert "What a 270M model can show here" in " ".join(done.stdout.split())
+    # memorization languages whose texts never reach the longest prompt stay in the profile
+    assert 'class="cell-note">at ' in (out / "profile.html").read_text()

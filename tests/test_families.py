@@ -76,3 +76,22 @@ def test_timings_and_judges_in_the_manifest(runs):
     assert {"model_load", "direct/none:requests", "prefix/none:score", "summary", "total"} <= set(owl.timings)
     eclektic = read_run(runs["eclektic"]).manifest
     assert "judge" in eclektic.timings and [j.spec for j in eclektic.judges] == [JUDGE]
+
+
+def test_compare_for_every_family_that_matches_items(runs):
+    """Issue 18: compare for CKA, ECLeKTiC and memorization (not only OWL), several runs at once,
+    paired CIs over the items both runs scored; similarity (vectors of different models) is not
+    comparable and says which families are."""
+    for probe, title in (("cka", "B - A on the same facts"),
+                         ("eclektic", "ECLeKTiC overall success (%), B - A on the same cross-lingual pairs"),
+                         ("memorization", "memorization, B - A on the same samples")):
+        result = cli.invoke(app, ["compare", str(runs[probe]), str(runs[probe]), str(runs[probe])],
+                            env={"COLUMNS": "200"})
+        text = " ".join(result.output.split())
+        assert result.exit_code == 0, result.output
+        assert text.count(title) == 2 and text.count("A = bundled:gemma-3-270m") == 2, text
+        assert "+0.0 [no spread]" in text  # a run against itself: no difference on any matched item
+    refused = cli.invoke(app, ["compare", str(runs["similarity"]), str(runs["similarity"])])
+    assert refused.exit_code == 2
+    assert "compare is not available for similarity runs (only: cka, owl, eclektic, memorization)" in \
+        " ".join(refused.output.split())

@@ -65,7 +65,8 @@ def test_correlate_writes_the_contract(inputs, tmp_path):
     raw = (out / "graph.json").read_text()
     assert "NaN" not in raw and "Infinity" not in raw
     data = json.loads(raw)
-    assert set(data) == {"theta", "tokens_scale", "n_edges", "n_subgraphs", "n_single_points", "metrics", "dropped"}
+    assert set(data) == {"theta", "tokens_scale", "n_languages", "small_n", "n_edges", "n_subgraphs",
+                         "n_single_points", "metrics", "dropped"}
     assert data["dropped"] == {}
     assert set(data["metrics"]) == {"EM", "PM"}
     for metric in data["metrics"].values():
@@ -277,3 +278,25 @@ def test_draw_writes_one_panel_per_theta(inputs, tmp_path):
     result = invoke("draw", "--similarity", sim, "--thetas", "0.2,0.4,0.6", "--out", out)
     assert result.exit_code == 0, result.output
     assert out.is_file() and out.stat().st_size > 1000
+
+
+def test_graph_records_n_and_flags_a_small_sample(inputs, tmp_path):
+    """Issue 18: ρ_G of the demo rests on 4 languages and graph.json did not say so. n is recorded
+    per θ (graph.json, sweep.csv/json), shown in the terminal, and n < SMALL_N_LANGUAGES flagged."""
+    from babelprobe.families.similarity.graph import SMALL_N_LANGUAGES
+
+    sim, mem, tokens = inputs
+    result = invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", tokens,
+                    "--theta", 0.41, "--out", tmp_path / "one", "--no-figures")
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "one" / "graph.json").read_text())
+    assert data["n_languages"] == 5 and data["small_n"] is (5 < SMALL_N_LANGUAGES) is True
+    text = " ".join(result.output.split())
+    assert "5 languages" in text and "small n: r and ρ_G rest on 5 languages" in text
+    result = invoke("sweep", "--similarity", sim, "--memorization", mem, "--tokens", tokens,
+                    "--thetas", "0.3,0.6", "--out", tmp_path / "sweep", "--no-figures")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((tmp_path / "sweep" / "sweep.csv").open()))
+    assert [(r["n_languages"], r["small_n"]) for r in rows] == [("5", "True"), ("5", "True")]
+    assert [r["n_languages"] for r in json.loads((tmp_path / "sweep" / "sweep.json").read_text())] == [5, 5]
+    assert "small n" in result.output and "┃ n ┃" in result.output

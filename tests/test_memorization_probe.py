@@ -99,7 +99,7 @@ def tiny_t5(tmp_path_factory) -> Path:
     T5ForConditionalGeneration(config).save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
     samples = root / "samples.jsonl"
-    samples.write_text("\n".join(json.dumps({"id": f"s{i}", "language": "xx", "text": " ".join(lines[i * 8:(i + 1) * 8])})
+    samples.write_text("\n".join(json.dumps({"id": f"s{i}", "language": "und", "text": " ".join(lines[i * 8:(i + 1) * 8])})
                                  for i in range(4)))
     return root
 

@@ -94,22 +94,30 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 def compare(
     run_a: Path = typer.Argument(..., help="baseline run (e.g. the full-precision model)"),
     run_b: Path = typer.Argument(..., help="run to compare (e.g. its quantised version)"),
+    more: Optional[list[Path]] = typer.Argument(None, help="further runs, each compared with RUN_A"),
 ) -> None:
-    """Percentage-point deltas B - A per cell of two runs of the same probe (OWL Tables 10-12)."""
+    """B - A per cell of runs of the same probe (OWL Tables 10-12); CKA, ECLeKTiC and
+    memorization match items and give paired 95% CIs. More runs: each against RUN_A."""
     from babelprobe.runs import read_run
+    from babelprobe import store
 
+    paths = [run_a, run_b, *(more or [])]
     try:
-        a, b = read_run(run_a), read_run(run_b)
+        runs = [read_run(path) for path in paths]
+        a = runs[0]
+        for path, other in zip(paths[1:], runs[1:]):
+            if other.family is not a.family:
+                fail(f"compare needs two runs of the same probe; {run_a} is {a.family.name}, {path} is {other.family.name}")
+        if not a.family.comparable:
+            comparable = [f.name for f in all_families() if f.comparable]
+            fail(f"compare is not available for {a.family.name} runs (only: {', '.join(comparable)})")
+        items_a = store.read_items(run_a)
+        for path, b in zip(paths[1:], runs[1:]):
+            console.print(f"A = {plain(a.manifest.model.spec)} ({plain(run_a)}), B = {plain(b.manifest.model.spec)} "
+                          f"({plain(path)})", soft_wrap=True)
+            a.family.compare_runs(a.summary, b.summary, items_a, store.read_items(path), console)
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    if a.family is not b.family:
-        fail(f"compare needs two runs of the same probe; {run_a} is {a.family.name}, {run_b} is {b.family.name}")
-    if not a.family.comparable:
-        comparable = [f.name for f in all_families() if f.comparable]
-        fail(f"compare is not available for {a.family.name} runs (only: {', '.join(comparable)})")
-    console.print(f"A = {plain(a.manifest.model.spec)} ({plain(run_a)}), B = {plain(b.manifest.model.spec)} ({plain(run_b)})",
-                  soft_wrap=True)
-    a.family.compare(a.summary, b.summary, console)
 
 
 @app.command()
@@ -151,7 +159,21 @@ def demo(
     for stage, seconds in stages + [("total", sum(s for _, s in stages))]:
         table.add_row(stage, f"{seconds:.1f}")
     console.print(table)
+    from babelprobe.models.devices import machine_speed
+
+    console.print(f"machine: {machine_speed()} (measured now; times are comparable only with this)")
+    console.print(DEMO_SCOPE, soft_wrap=True)
     raise typer.Exit(code)
+
+
+# What the demo's 270M model can and cannot show, printed after its results.
+DEMO_SCOPE = (
+    "What a 270M model can show here: that every probe, statistic, control, figure and report runs end to end on "
+    "this machine, and differences between languages where the model knows something (CKA compares each true "
+    "object with counterfactuals, so compare its accuracy with chance). What it cannot show: the papers' "
+    "findings. It recalls few books (OWL near 0), answers few ECLeKTiC questions (transfer rests on a handful "
+    "of pairs), a 135M judge is not reliable (see its check above), and ρ_G over 4 languages with a stand-in "
+    "for data volume is an illustration. Use --model with a larger model for results.")
 
 
 @app.command()

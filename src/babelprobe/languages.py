@@ -224,3 +224,24 @@ def language_name(code: str) -> str:
     if name.startswith("Unknown language"):
         raise ValueError(f"unknown language code {code!r}")
     return name
+
+
+@lru_cache(maxsize=4096)
+def is_language_code(code: str) -> bool:
+    """A BCP-47 language tag whose subtags are registered (IANA registry through langcodes,
+    offline): 'en', 'zh-Hans', 'pt-BR', 'fil', 'yue', 'iw' (mC4's Hebrew), 'x-private'. A
+    FLORES-style code ('heb_Hebr', 'zho_Hans': ISO 639-3 + ISO 15924 joined by '_') is accepted
+    when its standard form ('he-Hebr') is valid. Markup, paths and unregistered subtags ('xx',
+    '<b>en</b>', 'english') are not codes: they reach file names, prompts and figure labels."""
+    import langcodes
+
+    if not code or code != code.strip() or not code.isascii():
+        return False
+    if langcodes.tag_is_valid(code):
+        return True
+    if not all(ch.isalnum() or ch in "-_" for ch in code):
+        return False
+    try:
+        return langcodes.tag_is_valid(langcodes.standardize_tag(code))
+    except (ValueError, LookupError):
+        return False

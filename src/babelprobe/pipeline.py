@@ -207,14 +207,19 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     under_test = RunnerStats()
     state = items
     with _cache(config) as cache, executor_for(config, backend) as executor:
+        active = [stage for stage in stages if stage.model_specs(config)]
         for stage in stages:
             stage_backends = [loaded[spec] for spec in stage.model_specs(config)]
             if not stage_backends:
                 continue
             batch = stage.batch_size(config) if stage.batch_size else config.batch_size
+            # the bar (or log line) names the stage, its place among the run's stages and, for a
+            # stage's other models (judges, the reference), the model
+            place = f"{stage.name} {active.index(stage) + 1}/{len(active)}"
 
-            def make_runner(b: Backend, stage=stage, batch=batch) -> Runner:
-                return Runner(b, cache=cache, batch_size=batch, progress=progress, label=stage.name,
+            def make_runner(b: Backend, batch=batch, place=place) -> Runner:
+                label = place if b is backend else f"{place} {b.fingerprint.spec}"
+                return Runner(b, cache=cache, batch_size=batch, progress=progress, label=label,
                               executor=executor if b is backend else None)
 
             context = _Context(stage.name, stage_backends, make_runner, timings, on_plans)

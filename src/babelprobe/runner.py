@@ -10,11 +10,13 @@ identical to an uninterrupted run.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Generic, Iterable, Protocol, Sequence, TypeVar
+from typing import Callable, Generic, Iterable, Protocol, Sequence, TextIO, TypeVar
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from babelprobe.executors import Executor, LocalExecutor, Results
@@ -76,6 +78,56 @@ def collate(requests: Sequence[Request], batch_size: int) -> list[list[Request]]
     return batches
 
 
+# Where output is not a terminal (cluster logs, nohup, CI) a live bar draws nothing: a line is
+# written instead, at most every PROGRESS_LINE_SECONDS and at each PROGRESS_LINE_FRACTION of the
+# stage's requests, so a log shows the pace of a long run without flooding a short one.
+PROGRESS_LINE_SECONDS = 30.0
+PROGRESS_LINE_FRACTION = 0.1
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m{rest % 60:02d}s" if hours else f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 \
+        else f"{rest}s"
+
+
+class LineProgress:
+    """Progress as plain lines for a stream that is not a terminal: '[answer 1/2] 120/1000
+    requests (12%), 35.2/s, ETA 25s', then a last line with the stage's time."""
+
+    def __init__(self, label: str, total: int, stream: TextIO, every_seconds: float = PROGRESS_LINE_SECONDS,
+                 every_fraction: float = PROGRESS_LINE_FRACTION, clock: Callable[[], float] = time.monotonic):
+        self.label, self.total, self.stream, self.clock = label, total, stream, clock
+        self.every_seconds, self.step = every_seconds, max(1, int(total * every_fraction))
+        self.done = 0
+        self.start = self.last_time = clock()
+        self.next_count = self.step
+        self._write(f"{total} requests to compute")
+
+    def _write(self, text: str) -> None:
+        self.stream.write(f"[{self.label}] {text}\n")
+        self.stream.flush()
+
+    def advance(self, count: int) -> None:
+        self.done += count
+        now = self.clock()
+        if self.done >= self.total or (self.done < self.next_count and now - self.last_time < self.every_seconds):
+            return
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        self._write(f"{self.done}/{self.total} requests ({100 * self.done / self.total:.0f}%), {rate:.1f}/s, "
+                    f"ETA {_duration(eta)}")
+        self.last_time = now
+        self.next_count = (self.done // self.step + 1) * self.step
+
+    def close(self) -> None:
+        elapsed = self.clock() - self.start
+        self._write(f"done: {self.done}/{self.total} requests in {_duration(elapsed)} "
+                    f"({self.done / max(elapsed, 1e-9):.1f}/s)")
+
+
 class Runner:
     def __init__(
         self,
@@ -86,6 +138,7 @@ class Runner:
         progress: bool = False,
         executor: Executor | None = None,
         label: str = "requests",
+        progress_stream: TextIO | None = None,
     ):
         self.backend = backend
         # where batches are answered (executors.py): this process unless told otherwise
@@ -94,6 +147,8 @@ class Runner:
         self.batch_size = batch_size
         self.progress = progress
         self.label = label  # the stage's name on the progress bar
+        # None: a bar where stdout is a terminal, else lines on stderr; a stream: lines there unless a tty
+        self.progress_stream = progress_stream
         self.stats = RunnerStats()
         self._fingerprint = backend.fingerprint.key()
 
@@ -132,18 +187,36 @@ class Runner:
         ]
         pending = [b for b in pending if b]
         total = sum(len(b) for b in pending)
+        lines = self._line_progress(total)
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), disable=not self.progress or not total,
+            TextColumn("ETA"), TimeRemainingColumn(), disable=not self.progress or not total or lines is not None,
             transient=True,
         ) as bar:
-            task = bar.add_task(self.label, total=total)
+            task = bar.add_task(escape(self.label), total=total)
             for batch, results in self.executor.run(pending):
                 self._record(batch, results, outcomes)
                 self.stats.batches += 1
                 bar.advance(task, len(batch))
+                if lines is not None:
+                    lines.advance(len(batch))
+        if lines is not None:
+            lines.close()
         self.stats.seconds += time.perf_counter() - start
         return outcomes
+
+    def _line_progress(self, total: int) -> LineProgress | None:
+        """Plain progress lines where a live bar would not show (output not a terminal)."""
+        if not self.progress or not total:
+            return None
+        if self.progress_stream is None:
+            from rich import get_console
+
+            if get_console().is_terminal:
+                return None
+            return LineProgress(self.label, total, sys.stderr)
+        isatty = getattr(self.progress_stream, "isatty", None)
+        return None if isatty is not None and isatty() else LineProgress(self.label, total, self.progress_stream)
 
 
 class Probe(Protocol[Item, Record]):

@@ -30,3 +30,17 @@ class DatasetError(ValueError):
         if len(problems) > shown:
             lines.append(f"... and {len(problems) - shown} more problems")
         super().__init__("invalid dataset:\n  " + "\n  ".join(lines))
+
+
+def language_code_problem(file: str, row: int | None, field: str, code: str,
+                          origin: str = "") -> Problem | None:
+    """The problem with a dataset's language code, or None when it is a valid BCP-47 tag
+    (``languages.is_language_code``). A code is validated where it is read (every family's
+    loader), so that no run starts on a code that later breaks a prompt, a file name or a figure.
+    ``origin`` says where the code came from when it is not the field itself (a file name)."""
+    from babelprobe.languages import is_language_code
+
+    if is_language_code(code):
+        return None
+    return Problem(file, row, field, f"{code!r}{origin} is not a BCP-47 language code (e.g. en, zh-Hans, pt-BR, fil; "
+                                     "FLORES-style heb_Hebr is accepted)")

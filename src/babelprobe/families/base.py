@@ -176,6 +176,12 @@ class Family(Generic[Config]):
         """``babelprobe compare A B``: print B - A of two summaries (only where ``comparable``)."""
         raise NotImplementedError
 
+    def compare_runs(self, a: BaseModel, b: BaseModel, items_a: pd.DataFrame, items_b: pd.DataFrame,
+                     console: Console) -> None:
+        """``babelprobe compare A B [C ...]`` for each B: what ``compare`` prints by default; a
+        family that matches items overrides this to print paired CIs (analysis/compare.py)."""
+        self.compare(a, b, console)
+
     def demo_steps(self, out: Path) -> list[tuple[str, Callable[[], None]]]:
         """(title, step) run by ``babelprobe demo`` after every family's demo runs (e.g. Shared
         Path's graph over the similarity and memorization runs)."""

@@ -60,6 +60,7 @@ class ProfileCell:
     low: float
     high: float
     n: int
+    note: str = ""  # measured otherwise than the column says (ProfileMetric.note)
 
     @property
     def small(self) -> bool:
@@ -101,7 +102,7 @@ def profile_report(run_dirs: list[Path], out: Path, on_skip: Callable[[str], Non
         taken = set(metrics[model])  # a metric an earlier run of this model already gave: name the run
         for m in got:
             name = f"{m.metric} [{run_dir.name}]" if m.metric in taken else m.metric
-            metrics[model].setdefault(name, {})[m.language] = ProfileCell(m.value, m.low, m.high, m.n)
+            metrics[model].setdefault(name, {})[m.language] = ProfileCell(m.value, m.low, m.high, m.n, m.note)
             if not m.percent:
                 off_scale.add(name)
     models = []

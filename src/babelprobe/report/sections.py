@@ -55,6 +55,9 @@ class ProfileMetric:
     high: float
     n: int
     percent: bool = True
+    # where a language's value was measured otherwise than the column says (memorization: a
+    # shorter prompt where none of its samples reach the longest), shown in the cell
+    note: str = ""
 
 
 def figure(fig: MplFigure) -> Figure:

@@ -95,3 +95,12 @@ def summarise_cka(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
         script_test=script_test(items, language_script), relations=relations,
         degenerate_languages=[lang.group for lang in scored_languages if lang.degenerate],
     )
+
+
+def compare_cka(a: pd.DataFrame, b: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0):
+    """Accuracy of two runs on the same facts (``babelprobe compare``): per language and overall,
+    B - A with a paired bootstrap CI over the facts both runs scored (analysis/compare.py)."""
+    from babelprobe.analysis.compare import paired_cells
+
+    return paired_cells(a, b, ["fact_id", "language"], "known", "accuracy %", group_by="language", scale=100.0,
+                        n_resamples=n_resamples, seed=seed)

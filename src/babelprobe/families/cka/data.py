@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict
 
 from babelprobe.data.tables import TABLE_SUFFIXES, read_rows
-from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 
 SEPARATOR = " <br> "
 REQUIRED = ("dataset_id", "stem", "true", "false")
@@ -133,6 +133,10 @@ def load_cka_facts(
             if not language:
                 problems.append(Problem(str(file), number, "language",
                                         "missing: add a 'language' column or name the file <lang>.jsonl"))
+                continue
+            if bad := language_code_problem(str(file), number, "language", language,
+                                            "" if row.get("language") else " (from the file name)"):
+                problems.append(bad)
                 continue
             if langs is not None and language not in langs:
                 continue

@@ -44,6 +44,14 @@ class CKAFamily(Family[CKAConfig]):
 
         print_cka_summary(summary, manifest, console)
 
+    comparable = True
+
+    def compare_runs(self, a, b, items_a, items_b, console) -> None:
+        from babelprobe.families.cka.analysis import compare_cka
+        from babelprobe.report.compare import print_paired
+
+        print_paired(compare_cka(items_a, items_b), console, f"CKA accuracy ({a.mode} mode), B - A on the same facts")
+
     def html_sections(self, summary, items, manifest):
         from babelprobe.families.cka.report import cka_sections
 

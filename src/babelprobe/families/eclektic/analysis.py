@@ -147,9 +147,80 @@ class SettingSummary(BaseModel):
     pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
 
 
+# A judge's verdicts are trusted only as far as they can be checked (issue 18: the bundled 135M
+# judge says YES to the question repeated as the answer). Two checks, each a warning:
+# - agreement with the string metric on rows that have both: the string verdict is "correct"
+#   when at least STRING_CORRECT_RECALL of the gold answer's words are in the answer; a Cohen's
+#   kappa below JUDGE_KAPPA_LOW (the low end of "moderate", Landis & Koch 1977) is flagged;
+# - known-wrong controls (probe.judge_controls): a control accepted on more than
+#   CONTROL_ACCEPT_LIMIT of the (question, target language) rows is flagged.
+STRING_CORRECT_RECALL = 0.5
+JUDGE_KAPPA_LOW = 0.4
+CONTROL_ACCEPT_LIMIT = 0.1
+
+
+class ControlCheck(BaseModel):
+    name: str  # probe.CONTROL_*
+    judged: int  # (question, target language) rows that got this control
+    accepted: int  # the judges' majority said YES to a known-wrong answer
+
+    @property
+    def rate(self) -> float:
+        return self.accepted / self.judged if self.judged else math.nan
+
+
+class JudgeCheck(BaseModel):
+    """How far the judges' verdicts can be trusted, from the stored items (all settings)."""
+
+    rows: int  # rows with a judge verdict and a string score
+    agreement: float | None  # share of those rows where judge and string verdict agree
+    kappa: float | None  # Cohen's kappa of the two verdicts (None: undefined, e.g. both constant)
+    judge_yes: float | None  # share of those rows the judges accepted
+    string_yes: float | None  # share with recall >= STRING_CORRECT_RECALL
+    controls: list[ControlCheck]
+    warnings: list[str]
+
+
+def judge_check(items: pd.DataFrame) -> JudgeCheck | None:
+    """Agreement of the judges' majority verdict with the string metric, and their verdicts on
+    the known-wrong controls; None when no row was judged."""
+    from babelprobe.families.eclektic.metrics import cohen_kappa
+
+    if "judge_correct" not in items or not items["judge_correct"].notna().any():
+        return None
+    ok = items[items["error"].isna() & items["judge_correct"].notna() & items["recall"].notna()]
+    judge = [bool(v) for v in ok["judge_correct"]]
+    string = [float(v) >= STRING_CORRECT_RECALL for v in ok["recall"]]
+    n = len(judge)
+    agreement = sum(a == b for a, b in zip(judge, string)) / n if n else None
+    kappa = cohen_kappa(judge, string)
+    controls: dict[str, list[int]] = {}
+    if "control_names" in items:
+        rows = ok[ok["control_names"].notna()].drop_duplicates(["q_id", "target_language"])
+        for names, accepted in zip(rows["control_names"], rows["control_accepted"]):
+            for name, yes in zip(list(names), list(accepted)):
+                counts = controls.setdefault(str(name), [0, 0])
+                counts[0] += 1
+                counts[1] += int(bool(yes))
+    checks = [ControlCheck(name=name, judged=judged, accepted=accepted) for name, (judged, accepted) in controls.items()]
+    warnings = []
+    if kappa is not None and kappa < JUDGE_KAPPA_LOW:
+        warnings.append(f"the judge agrees little with the string metric: Cohen's kappa {kappa:.2f} "
+                        f"< {JUDGE_KAPPA_LOW} over {n} answers (raw agreement {100 * (agreement or 0):.0f}%)")
+    elif kappa is None and n:
+        warnings.append(f"agreement with the string metric is undefined over {n} answers (a verdict is constant)")
+    for check in checks:
+        if check.rate > CONTROL_ACCEPT_LIMIT:
+            warnings.append(f"the judge accepts known-wrong answers: {check.name} accepted on {check.accepted} of "
+                            f"{check.judged} questions")
+    return JudgeCheck(rows=n, agreement=agreement, kappa=kappa, judge_yes=sum(judge) / n if n else None,
+                      string_yes=sum(string) / n if n else None, controls=checks, warnings=warnings)
+
+
 class EclekticSummary(BaseModel):
     settings: list[SettingSummary]
     judges: list[str]
+    judge_check: JudgeCheck | None = None  # with a judge: its agreement and controls (JudgeCheck)
 
 
 def row_scripts(items: pd.DataFrame) -> pd.Series:
@@ -191,7 +262,7 @@ def summarise_eclektic(items: pd.DataFrame, judges: list[str] | None = None, res
     """Every setting's scores; ``resamples`` and ``seed`` drive the bootstrap over questions."""
     return EclekticSummary(
         settings=[summarise_setting(group, resamples, seed) for _, group in items.groupby("setting", sort=False)],
-        judges=judges or [],
+        judges=judges or [], judge_check=judge_check(items),
     )
 
 
@@ -213,3 +284,26 @@ def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame,
         "error": None,
     } for r in rows])
     return items, summarise_eclektic(items)
+
+
+def compare_eclektic(a: pd.DataFrame, b: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0):
+    """Overall success of two runs on the same questions (``babelprobe compare``): per setting,
+    S(q, t) = R_t x R_s of every cross-lingual pair both runs scored (string metric; the judge's
+    where both runs were judged), B - A with a paired bootstrap CI over those pairs. The pairs of
+    one question are resampled independently, as the notebook's margin counts them."""
+    from babelprobe.analysis.compare import paired_cells
+
+    cells = []
+    metrics = [("string overall %", "recall")]
+    if all("judge_correct" in x and x["judge_correct"].notna().any() for x in (a, b)):
+        metrics.append(("judge overall %", "judge_correct"))
+    for name, column in metrics:
+        def pairs_of(items: pd.DataFrame) -> pd.DataFrame:
+            parts = [pair_table(group.reset_index(drop=True), column)[0].assign(setting=setting)
+                     for setting, group in items.groupby("setting", sort=False)]
+            return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+                columns=["setting", "q_id", "target_language", "s"])
+
+        cells += paired_cells(pairs_of(a), pairs_of(b), ["setting", "q_id", "target_language"], "s", name,
+                              group_by="setting", scale=100.0, n_resamples=n_resamples, seed=seed)
+    return cells

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from babelprobe.data.tables import read_rows
-from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 from babelprobe.families.eclektic.metrics import words_of
 
 
@@ -105,6 +105,10 @@ def load_eclektic(
             if field not in optional | {"prediction"} and not values[field].strip():
                 problems.append(Problem(file, number, column, "missing or empty"
                                         + (" (an empty gold answer makes recall undefined)" if field == "answer" else "")))
+        for field in ("source_language", "target_language"):
+            code = values[field]
+            if code.strip() and (bad := language_code_problem(file, number, getattr(columns, field), code)):
+                problems.append(bad)
         if values["answer"].strip() and not words_of(values["answer"]):
             problems.append(Problem(file, number, columns.answer, "has no words (only punctuation or symbols)"))
         key = (values["q_id"], values["target_language"])

@@ -9,32 +9,53 @@ from babelprobe.families.eclektic.data import EclekticRow, load_eclektic
 from babelprobe.families.eclektic.release import RELEASE
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Pairs, Plan, Stage, StageContext, sample_groups
 from babelprobe.models.base import request_key
-from babelprobe.families.eclektic.probe import EclekticProbe, judge_request, with_judgements
+from babelprobe.families.eclektic.metrics import parse_judge
+from babelprobe.families.eclektic.probe import (
+    EclekticProbe, judge_controls, judge_request, with_controls, with_judgements,
+)
 
 DEMO_JUDGE = "bundled:smollm2-135m-instruct"
 
 
 def judge(config: EclekticConfig, pairs: Pairs, context: StageContext) -> Pairs:
-    """Every answered record gets one verdict per judge; a judge that fails makes it an error."""
+    """Every answered record gets one verdict per judge; a judge that fails makes it an error.
+    Each judge also rules on known-wrong controls of every (question, target language) answered
+    (probe.judge_controls); their majority verdicts go on that row's records."""
     answered = [i for i, (_, rec) in enumerate(pairs) if rec.error is None]
     verdicts: dict[int, list[str]] = {i: [] for i in answered}
     failures: dict[int, str] = {}
+    rows = {(row.q_id, row.target_language): row for i in answered for row in (pairs[i][0],)}
+    by_language: dict[str, list[EclekticRow]] = {}
+    for row in rows.values():
+        by_language.setdefault(row.target_language, []).append(row)
+    controls = {key: judge_controls(row, by_language[row.target_language]) for key, row in rows.items()}
+    control_votes: dict[tuple[str, str], list[list[bool]]] = {key: [] for key in controls}
     for backend in context.backends:
         requests = {i: judge_request(pairs[i][0], pairs[i][1].prediction or "", backend.has_chat_template,
                                      config.judge_max_tokens) for i in answered}
-        outcomes = context.answer(requests.values(), backend)
+        control_requests = {(key, n): judge_request(rows[key], answer, backend.has_chat_template, config.judge_max_tokens)
+                            for key, wrong in controls.items() for n, (_, answer) in enumerate(wrong)}
+        outcomes = context.answer([*requests.values(), *control_requests.values()], backend)
         for i, request in requests.items():
             got = outcomes[request_key(request)]
             if got.error:
                 failures[i] = f"judge {backend.fingerprint.spec} failed: {got.error}"
             else:
                 verdicts[i].append(got.response.text)
+        for key, wrong in controls.items():
+            # a failed control request counts as refused: it is a check on the judge, not a verdict
+            got = [outcomes[request_key(control_requests[(key, n)])] for n in range(len(wrong))]
+            control_votes[key].append([o.error is None and parse_judge(o.response.text) is True for o in got])
+    accepted = {key: [sum(votes[n] for votes in per_judge) > len(per_judge) / 2 for n in range(len(controls[key]))]
+                for key, per_judge in control_votes.items()}
     out = []
     for i, (row, rec) in enumerate(pairs):
         if i in failures:
             rec = rec.model_copy(update={"error": failures[i]})
         elif i in verdicts:
             rec = with_judgements(rec, verdicts[i])
+            key = (row.q_id, row.target_language)
+            rec = with_controls(rec, [name for name, _ in controls[key]], accepted[key])
         out.append((row, rec))
     return out
 
@@ -81,6 +102,15 @@ class EclekticFamily(Family[EclekticConfig]):
         from babelprobe.families.eclektic.report import print_eclektic_summary
 
         print_eclektic_summary(summary, manifest, console)
+
+    comparable = True
+
+    def compare_runs(self, a, b, items_a, items_b, console) -> None:
+        from babelprobe.families.eclektic.analysis import compare_eclektic
+        from babelprobe.report.compare import print_paired
+
+        print_paired(compare_eclektic(items_a, items_b), console,
+                     "ECLeKTiC overall success (%), B - A on the same cross-lingual pairs")
 
     def figures(self, summary, out: Path) -> list[Path]:
         from babelprobe.families.eclektic.report import eclektic_figures

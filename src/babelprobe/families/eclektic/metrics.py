@@ -312,3 +312,18 @@ def parse_judge(answer: str) -> bool | None:
         if word in _NO:
             return False
     return None
+
+
+def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:
+    """Cohen's kappa of two binary raters, (p_o - p_e) / (1 - p_e) (Cohen 1960): agreement beyond
+    what the raters' own yes-rates give by chance. None when undefined: no rows, or both raters
+    constant and equal (p_e = 1)."""
+    n = len(a)
+    if n == 0 or n != len(b):
+        return None
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    yes_a, yes_b = sum(a) / n, sum(b) / n
+    chance = yes_a * yes_b + (1 - yes_a) * (1 - yes_b)
+    if chance >= 1.0:
+        return None
+    return (observed - chance) / (1 - chance)

@@ -80,6 +80,10 @@ class EclekticRecord(BaseModel):
     judge_answers: list[str] | None = None  # raw, one per judge
     judge_votes: list[bool | None] | None = None
     judge_correct: bool | None = None  # majority of the votes (a tie or no vote: not correct)
+    # the judges' majority verdicts on this (question, target language)'s known-wrong controls
+    # (``judge_controls``): a judge that accepts them is not judging (analysis.JudgeCheck)
+    control_names: list[str] | None = None
+    control_accepted: list[bool] | None = None
     error: str | None = None
 
 
@@ -182,3 +186,28 @@ def with_judgements(record: EclekticRecord, answers: list[str]) -> EclekticRecor
     votes = [parse_judge(a) for a in answers]
     correct = sum(v is True for v in votes) > len(votes) / 2  # strict majority; unparsed count against
     return record.model_copy(update={"judge_answers": answers, "judge_votes": votes, "judge_correct": correct})
+
+
+# Known-wrong answers every judge must refuse (issue 18: a weak judge is flagged). Built from the
+# data alone, the same for every model under test, judged with the same Fig. 9 prompt.
+CONTROL_QUESTION = "question repeated"  # the question itself given as the answer
+CONTROL_EMPTY = "empty answer"
+CONTROL_OTHER = "another question's answer"  # the gold answer of another question, same language
+
+
+def judge_controls(row: EclekticRow, same_language: list[EclekticRow]) -> list[tuple[str, str]]:
+    """(name, answer) of the known-wrong answers for one (question, target language): the
+    question repeated, an empty answer, and the gold answer of the next question (by q_id, in
+    the same target language) that shares no word with this row's gold answer (none: left out)."""
+    controls = [(CONTROL_QUESTION, row.question), (CONTROL_EMPTY, "")]
+    others = sorted((r for r in same_language if r.q_id != row.q_id), key=lambda r: r.q_id)
+    after = [r for r in others if r.q_id > row.q_id] + [r for r in others if r.q_id < row.q_id]
+    for other in after:
+        if word_recall(row.answer, other.answer, row.target_language) == 0.0:
+            controls.append((CONTROL_OTHER, other.answer))
+            break
+    return controls
+
+
+def with_controls(record: EclekticRecord, names: list[str], accepted: list[bool]) -> EclekticRecord:
+    return record.model_copy(update={"control_names": names, "control_accepted": accepted})

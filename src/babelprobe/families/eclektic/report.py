@@ -48,9 +48,32 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
                       + "; ".join(parts), soft_wrap=True)
     if summary.judges:
         console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)", soft_wrap=True)
+    for line in judge_check_lines(summary):
+        console.print(plain(line), soft_wrap=True, highlight=False)
+    if summary.judge_check is not None:
+        for warning in summary.judge_check.warnings:
+            console.print(f"[bold yellow]warning:[/bold yellow] {plain(warning)}", soft_wrap=True, highlight=False)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
 
+
+
+def judge_check_lines(summary: EclekticSummary) -> list[str]:
+    """The judge's agreement with the string metric and its verdicts on known-wrong controls."""
+    check = summary.judge_check
+    if check is None:
+        return []
+    from babelprobe.families.eclektic.analysis import STRING_CORRECT_RECALL
+
+    kappa = "undefined" if check.kappa is None else f"{check.kappa:.2f}"
+    agreement = "-" if check.agreement is None else f"{100 * check.agreement:.0f}%"
+    lines = [f"judge vs string metric (recall >= {STRING_CORRECT_RECALL} counts as correct), {check.rows} answers: "
+             f"agreement {agreement}, Cohen's kappa {kappa}; judge accepts "
+             f"{100 * (check.judge_yes or 0):.0f}%, string metric {100 * (check.string_yes or 0):.0f}%"]
+    if check.controls:
+        lines.append("judge on known-wrong controls (should all be NO): " + "; ".join(
+            f"{c.name}: accepted {c.accepted}/{c.judged}" for c in check.controls))
+    return lines
 
 
 # --- HTML report sections and profile metrics ---
@@ -97,6 +120,9 @@ def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Sec
                      for s in summary.settings for label, t in s.same_script.items()])
     paragraphs = [f"judges: {', '.join(summary.judges)} (majority vote)" if summary.judges
                   else "no judge: the string metric (word recall) only"]
+    paragraphs += judge_check_lines(summary)
+    if summary.judge_check is not None:
+        paragraphs += [f"warning: {w}" for w in summary.judge_check.warnings]
     rows = []
     for r in items.itertuples(index=False):
         if error_of(r.error) is not None:

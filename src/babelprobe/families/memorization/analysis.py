@@ -184,3 +184,18 @@ def size_correlations(runs: list[tuple[SizeRun, pd.DataFrame]]) -> list[Correlat
                 out.append(Correlation(metric=f"{metric}@{int(n)}", a=run_a.label, b=run_b.label, r=r, n=len(both),
                                        r_undefined_reason=reason))
     return out
+
+
+def compare_memorization(a: pd.DataFrame, b: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0):
+    """EM, RM (ROUGE-L) and PM of two runs on the same samples (``babelprobe compare``): per
+    prompt length, B - A with a paired bootstrap CI over the windows both runs scored. Only
+    meaningful when both runs cut the same windows (same tokenizer, or text-form samples); the
+    matched count says how many did."""
+    from babelprobe.analysis.compare import paired_cells
+
+    cells = []
+    for name, column, scale in (("EM %", "exact_match", 100.0), ("RM ROUGE-L x100", "rouge_l", 100.0),
+                                ("PM (log Pr)", "pm", 1.0)):
+        cells += paired_cells(a, b, ["sample_id", "prefix_tokens"], column, name, group_by="prefix_tokens",
+                              scale=scale, n_resamples=n_resamples, seed=seed)
+    return cells

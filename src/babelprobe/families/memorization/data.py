@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from babelprobe.data.tables import TABLE_SUFFIXES, read_rows
-from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 
 
 class Sample(BaseModel):
@@ -64,6 +64,10 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
             if not language or not str(language).strip():
                 problems.append(Problem(where, row_number, "language",
                                         "missing language (add a 'language' column or name the file <lang>.jsonl)"))
+                continue
+            if bad := language_code_problem(where, row_number, "language", str(language).strip(),
+                                            "" if row.get("language") else " (from the file name)"):
+                problems.append(bad)
                 continue
             sample_id = str(row.get("id") or f"{language}-{file.stem}-{row_number}")
             if sample_id in seen:

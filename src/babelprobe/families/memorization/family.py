@@ -186,6 +186,15 @@ class MemorizationFamily(Family[MemorizationConfig]):
 
         print_memorization_summary(summary, manifest, console)
 
+    comparable = True
+
+    def compare_runs(self, a, b, items_a, items_b, console) -> None:
+        from babelprobe.families.memorization.analysis import compare_memorization
+        from babelprobe.report.compare import print_paired
+
+        print_paired(compare_memorization(items_a, items_b), console,
+                     "memorization, B - A on the same samples (by prompt length)")
+
     def html_sections(self, summary, items: pd.DataFrame, manifest) -> list:
         from babelprobe.families.memorization.report import memorization_sections
 

@@ -82,19 +82,26 @@ MEMORIZATION_PROFILE = {"EM": ("EM %", 100.0, True), "BLEU": ("RM BLEU", 100.0, 
 def memorization_profile(summary: MemorizationSummary) -> list[ProfileMetric]:
     """Per language at the longest prompt length at which a sample was scored (the one
     ``memorization.csv`` holds): EM, RM and PM of the real suffix with their bootstrap CIs; the
-    shuffled-suffix controls stay in the run report."""
+    shuffled-suffix controls stay in the run report. A language with no scored sample at that
+    length (its texts are too short in the model's tokens: ru, ja, hi... at 100 tokens in the demo)
+    is shown at its own longest scored length, with that length in ``note``, not left out."""
     longest = max((r.prefix_tokens for r in summary.by_language if r.scored), default=None)
     if longest is None:
         return []
+    own_longest: dict[str, int] = {}
+    for r in summary.by_language:
+        if r.scored:
+            own_longest[r.language] = max(own_longest.get(r.language, 0), r.prefix_tokens)
     out = []
-    for row in (r for r in summary.by_language if r.prefix_tokens == longest):
+    for row in (r for r in summary.by_language if r.scored and r.prefix_tokens == own_longest[r.language]):
+        note = "" if row.prefix_tokens == longest else f"{row.prefix_tokens}-token prompt"
         for name, (label, scale, percent) in MEMORIZATION_PROFILE.items():
             pair = row.metrics.get(name)
             if pair is not None and pair.real.n:
                 real = pair.real
                 out.append(ProfileMetric(f"memorization {label} ({longest}-token prompt)", row.language,
                                          scale * real.value, scale * real.ci_low, scale * real.ci_high, real.n,
-                                         percent=percent))
+                                         percent=percent, note=note))
     return out
 
 

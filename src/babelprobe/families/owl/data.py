@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from babelprobe.data.tables import read_rows
-from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 
 Group = Literal["original", "official", "unseen"]
 GROUPS: tuple[str, ...] = ("original", "official", "unseen")
@@ -83,6 +83,9 @@ def load_owl(path: str | Path, langs: list[str] | None = None) -> list[OwlItem]:
         for field in bad:
             problems.append(Problem(file, number, field, "missing or empty"))
         if bad:
+            continue
+        if bad := language_code_problem(file, number, "language", str(row["language"])):
+            problems.append(bad)
             continue
         if row["language_group"] not in GROUPS:
             problems.append(Problem(file, number, "language_group",

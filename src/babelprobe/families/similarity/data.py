@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from babelprobe.families.cka.data import load_cka_facts
 from babelprobe.data.tables import read_rows
-from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 
 REQUIRED = ("id", "language", "text")
 
@@ -45,6 +45,9 @@ def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
             problems += [Problem(str(path), number, name, "missing or empty") for name in missing]
             continue
         language = str(row["language"]).strip()
+        if bad := language_code_problem(str(path), number, "language", language):
+            problems.append(bad)
+            continue
         if langs is not None and language not in langs:
             continue
         key = (str(row["id"]), language)

@@ -20,6 +20,11 @@ from babelprobe.families.similarity.graph_metrics import (
 
 TokensScale = Literal["log", "raw"]
 
+# Fewer languages than this behind r and ρ_G: flagged as a small sample in graph.json, sweep.csv
+# and the terminal. Shared Path §4 correlates over 95 languages; with n = 4 (the demo) a Pearson r
+# must exceed 0.95 to reach p < 0.05, so a value of that size says little.
+SMALL_N_LANGUAGES = 10
+
 
 class MetricCorrelation(BaseModel):
     pearson_r: float | None
@@ -36,6 +41,8 @@ class GraphCorrelation(BaseModel):
 
     theta: float
     tokens_scale: TokensScale
+    n_languages: int  # the nodes behind Pearson r and ρ_G at this θ (every language of every input)
+    small_n: bool  # n_languages < SMALL_N_LANGUAGES: too few languages for these correlations to say much
     n_edges: int
     n_subgraphs: int
     n_single_points: int
@@ -108,7 +115,8 @@ def correlate(similarity: SimilarityMatrix, memorization: LanguageSignals, token
             cross_r_degenerate=cross.degenerate,
         )
     result = GraphCorrelation(
-        theta=theta, tokens_scale=tokens_scale, n_edges=graph.number_of_edges(),
+        theta=theta, tokens_scale=tokens_scale, n_languages=len(languages),
+        small_n=len(languages) < SMALL_N_LANGUAGES, n_edges=graph.number_of_edges(),
         n_subgraphs=len(components(graph, languages)), n_single_points=single_points(graph), metrics=metrics,
         dropped=nodes.dropped,
     )
@@ -126,7 +134,8 @@ def sweep_rows(results: list[GraphCorrelation]) -> list[dict[str, object]]:
     rows = []
     for result in results:
         row: dict[str, object] = {
-            "theta": result.theta, "tokens_scale": result.tokens_scale, "n_edges": result.n_edges,
+            "theta": result.theta, "tokens_scale": result.tokens_scale, "n_languages": result.n_languages,
+            "small_n": result.small_n, "n_edges": result.n_edges,
             "n_subgraphs": result.n_subgraphs, "n_single_points": result.n_single_points,
         }
         for name, metric in result.metrics.items():

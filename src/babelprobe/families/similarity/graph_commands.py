@@ -102,9 +102,18 @@ def _check_missing(sim, mem, tok, allow_missing: bool) -> dict[str, str]:
     return dropped
 
 
+def _warn_small(result: GraphCorrelation) -> None:
+    from babelprobe.families.similarity.graph import SMALL_N_LANGUAGES
+
+    if result.small_n:
+        console.print(f"[yellow]small n:[/yellow] r and ρ_G rest on {result.n_languages} languages (fewer than "
+                      f"{SMALL_N_LANGUAGES}); read them as illustrations, not findings", soft_wrap=True)
+
+
 def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
     console.print(f"θ = {result.theta:g}, tokens {result.tokens_scale}: {len(nodes.languages)} languages, "
                   f"{result.n_edges} edges, {result.n_subgraphs} subgraphs, {result.n_single_points} single points")
+    _warn_small(result)
     if nodes.dropped:
         console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in nodes.dropped.items()), soft_wrap=True)
     table = Table()
@@ -211,17 +220,18 @@ def sweep_command(
                      f"({tokens_scale})", tokens_label(tokens))
     table = Table(title=f"θ sweep ({tokens_label(tokens)}, {tokens_scale})")
     names = list(results[0].metrics)
-    for column in ("θ", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
+    for column in ("θ", "n", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
         table.add_column(column)
 
     def cell(v: float | None, degenerate: bool = False) -> str:
         return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
 
     for r in results:
-        table.add_row(f"{r.theta:g}", str(r.n_subgraphs), str(r.n_single_points),
+        table.add_row(f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
                       *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
                         for n in names))
     console.print(table)
+    _warn_small(results[0])  # the languages are the same at every θ
     if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
         console.print("* 2 subgraphs: cross r is ±1 by construction")
     console.print(f"results: {out / 'sweep.csv'}")
