@@ -224,6 +224,23 @@ def sweep_command(
     console.print(f"results: {out / 'sweep.csv'}")
 
 
+@graph_app.command("merge")
+def merge_command(
+    runs: list[Path] = typer.Argument(..., help="memorization run directories (e.g. runs/mem-*: one per language)"),
+    out: Path = typer.Option(..., "--out", help="directory for the merged memorization*.csv (a MEM input of graph)"),
+) -> None:
+    """Compose per-language memorization runs into one MEM input for correlate/sweep (issue 19 §3)."""
+    from babelprobe.families.similarity.signals import merge_memorization_runs
+
+    try:
+        merged = merge_memorization_runs(runs, out)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    console.print(f"merged {len(runs)} runs at prompt lengths {', '.join(merged['prefix_tokens'])}"
+                  + (f" (left out, not in every run: {', '.join(merged['left_out'])})" if merged["left_out"] else ""))
+    console.print(f"results: {out}")
+
+
 @graph_app.command("draw")
 def draw_command(
     similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),
