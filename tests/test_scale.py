@@ -129,3 +129,58 @@ def test_merge_refuses_inputs_that_are_not_memorization_runs(tmp_path):
         (folder / "memorization_p20.csv").write_text(rows)
     result = CliRunner().invoke(app, ["graph", "merge", str(a), str(b), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "differ from" in result.output
+
+
+# ---------------------------------------------------------------- issue 19 §5: graph grid
+
+def _grid_runs(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    langs = ["en", "de", "fr", "ru", "ja", "zh", "ar", "hi"]
+    sim, mem = tmp_path / "sim", tmp_path / "mem"
+    sim.mkdir()
+    mem.mkdir()
+    for layer in (0, 3, 6):
+        points = rng.normal(size=(len(langs), 3))
+        points /= np.linalg.norm(points, axis=1, keepdims=True)
+        matrix = points @ points.T
+        frame = pd.DataFrame(matrix, index=pd.Index(langs, name="language"), columns=langs)
+        frame.to_csv(sim / f"similarity_layer{layer}.csv")
+    frame.to_csv(sim / "similarity.csv")
+    for n in (10, 20):
+        pd.DataFrame({"language": langs, "PM": rng.normal(size=len(langs)), "EM": [0.0] * len(langs)}) \
+            .to_csv(mem / f"memorization_p{n}.csv", index=False)
+    tokens = tmp_path / "tokens.csv"
+    pd.DataFrame({"language": langs, "tokens": rng.uniform(1, 1000, size=len(langs))}).to_csv(tokens, index=False)
+    return sim, mem, tokens
+
+
+def test_graph_grid_sweeps_prompt_length_layer_and_theta(tmp_path):
+    sim, mem, tokens = _grid_runs(tmp_path)
+    args = ["graph", "grid", "--similarity", str(sim), "--memorization", str(mem), "--tokens", str(tokens),
+            "--thetas", "0.0:0.6:0.3", "--out", str(tmp_path / "grid")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    grid = pd.read_csv(tmp_path / "grid" / "grid.csv")
+    assert len(grid) == 2 * 3 * 3 * 2  # prompt lengths × layers × θ × metrics
+    assert set(grid["prefix_tokens"]) == {10, 20} and set(grid["layer"]) == {0, 3, 6}
+    assert (tmp_path / "grid" / "grid.png").stat().st_size > 1000
+    # EM is constant: every statistic of it is undefined, with its reason, never a number
+    em = grid[grid["metric"] == "EM"]
+    assert em["pearson_r"].isna().all() and em["pearson_r_undefined_reason"].notna().all()
+    # each cell equals `graph correlate` at that prompt length, layer and θ
+    one = CliRunner().invoke(app, ["graph", "correlate", "--similarity", str(sim), "--memorization", str(mem),
+                                   "--tokens", str(tokens), "--theta", "0.3", "--layer", "3", "--prefix-tokens", "20",
+                                   "--out", str(tmp_path / "one"), "--no-figures"])
+    assert one.exit_code == 0, one.output
+    expected = json.loads((tmp_path / "one" / "graph.json").read_text())["metrics"]["PM"]
+    cell = grid[(grid["prefix_tokens"] == 20) & (grid["layer"] == 3) & (grid["theta"] == 0.3) & (grid["metric"] == "PM")]
+    for stat in ("pearson_r", "rho_g", "cross_r"):
+        got = cell[stat].iloc[0]
+        assert (pd.isna(got) and expected[stat] is None) or got == pytest.approx(expected[stat]), stat
+    only = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "g2"), "--layers", "6", "--prefix-tokens",
+                                    "10", "--no-figures"])
+    assert only.exit_code == 0 and len(pd.read_csv(tmp_path / "g2" / "grid.csv")) == 3 * 2
+    missing = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "g3"), "--layers", "9"])
+    assert missing.exit_code == 2 and "has no 9" in missing.output
