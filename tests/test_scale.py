@@ -184,3 +184,79 @@ def test_graph_grid_sweeps_prompt_length_layer_and_theta(tmp_path):
     assert only.exit_code == 0 and len(pd.read_csv(tmp_path / "g2" / "grid.csv")) == 3 * 2
     missing = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "g3"), "--layers", "9"])
     assert missing.exit_code == 2 and "has no 9" in missing.output
+
+
+# ---------------------------------------------------------------- issue 19 §4: one code per language, FLORES+
+
+def test_one_language_code_normaliser_for_every_shared_path_input(tmp_path):
+    from babelprobe.data.validation import DatasetError
+    from babelprobe.families.memorization.data import load_samples
+    from babelprobe.families.similarity.signals import read_similarity_csv, read_tokens
+    from babelprobe.languages import normalise_code
+
+    pairs = {"iw": "he", "heb_Hebr": "he", "cmn_Hans": "zh", "zh-Hant": "zh", "nob_Latn": "no", "tgl_Latn": "fil",
+             "fil": "fil", "arb_Arab": "ar", "pes_Arab": "fa", "zsm_Latn": "ms", "EN": "en", "ceb": "ceb",
+             "kmr_Latn": "ku", "in": "id", "xx": "xx"}
+    assert {code: normalise_code(code) for code in pairs} == pairs
+    # the token counts write iw, the similarity matrix he: the same node
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("language,tokens\niw,17\nen,2733\nfil,2.1\n")
+    assert read_tokens(tokens, "log") == {"he": 17.0, "en": 2733.0, "fil": 2.1}
+    sim = tmp_path / "sim.csv"
+    sim.write_text("language,he,en,tl\nhe,1,0.5,0.2\nen,0.5,1,0.3\ntl,0.2,0.3,1\n")
+    assert read_similarity_csv(sim).languages == ("he", "en", "fil")
+    # two codes of one language in one input: reported, never merged or dropped
+    both = tmp_path / "both.csv"
+    both.write_text("language,tokens\niw,17\nhe,16\n")
+    with pytest.raises(DatasetError, match="'he' and 'iw' are one language"):
+        read_tokens(both, "log")
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    (samples / "iw.jsonl").write_text(json.dumps({"text": "שלום עולם"}) + "\n")
+    (samples / "en.jsonl").write_text(json.dumps({"text": "hello world"}) + "\n")
+    assert {s.language for s in load_samples(samples)} == {"he", "en"}
+    assert [s.language for s in load_samples(samples, langs=["iw"])] == ["he"]
+    (samples / "he.jsonl").write_text(json.dumps({"text": "עוד"}) + "\n")
+    with pytest.raises(DatasetError, match="he and iw are one language"):
+        load_samples(samples)
+
+
+def _flores_fixture(root):
+    """FLORES+ in its release layout: <split>/<iso639-3>_<Script>.parquet, its columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = {"heb_Hebr": "משפט", "eng_Latn": "sentence", "cmn_Hans": "句子简", "cmn_Hant": "句子繁",
+             "nob_Latn": "setning", "arb_Arab": "جملة"}
+    for split, ids in (("dev", [0, 1, 2]), ("devtest", [0, 1])):
+        (root / split).mkdir(parents=True, exist_ok=True)
+        for code, text in texts.items():
+            lang, script = code.split("_")
+            rows = [{"id": i, "iso_639_3": lang, "iso_15924": script, "glottocode": "abcd1234",
+                     "text": f"{text} {split} {i}", "url": "https://example.org", "domain": "wikinews",
+                     "topic": "x", "has_image": False, "has_hyperlink": False, "last_updated": "2.0"} for i in ids]
+            pq.write_table(pa.Table.from_pylist(rows), root / split / f"{code}.parquet")
+    return root
+
+
+def test_flores_plus_fetch_from_a_local_copy(tmp_path):
+    from babelprobe.data.fetch import fetch_dataset
+    from babelprobe.families.similarity.data import load_parallel
+
+    source = _flores_fixture(tmp_path / "flores-plus-release")
+    result = fetch_dataset("flores-plus", tmp_path / "flores", source=str(source))
+    data = tmp_path / "flores" / "flores_plus.parquet"
+    frame = pd.read_parquet(data)
+    assert sorted(frame["language"].unique()) == ["ar", "en", "he", "no", "zh"]
+    assert len(frame) == 5 * 5 and set(frame["split"]) == {"dev", "devtest"}
+    assert frame[frame["language"] == "zh"]["flores_code"].unique().tolist() == ["cmn_Hans"]  # the usual script
+    codes = pd.read_csv(tmp_path / "flores" / "codes.csv").set_index("flores_code")
+    assert codes.loc["cmn_Hant", "file"].startswith("flores_plus_other_varieties.parquet")  # reported, kept
+    assert len(pd.read_parquet(tmp_path / "flores" / "flores_plus_other_varieties.parquet")) == 5
+    sentences = load_parallel(data, ["iw", "en"])  # the memorization files' code finds FLORES+'s Hebrew
+    assert {s.language for s in sentences} == {"he", "en"} and len(sentences) == 10
+    assert result.record.rows == 30
+    assert CliRunner().invoke(app, ["validate", str(data), "--probe", "similarity"]).exit_code == 0
+    only = fetch_dataset("flores-plus", tmp_path / "only", source=str(source), langs=["iw", "eng_Latn"])
+    assert sorted(pd.read_parquet(tmp_path / "only" / "flores_plus.parquet")["language"].unique()) == ["en", "he"]
+    assert only.record.langs == ["iw", "eng_Latn"]

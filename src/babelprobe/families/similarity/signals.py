@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.languages import normalise_code, normalise_codes
 
 SIMILARITY_CSV = "similarity.csv"
 MEMORIZATION_CSV = "memorization.csv"
@@ -104,15 +105,19 @@ def _table(path: Path, required: tuple[str, ...]) -> _Table:
         raise DatasetError(problems)
     values: dict[str, dict[str, float]] = {c: {} for c in columns}
     seen: dict[str, int] = {}
+    written: dict[str, str] = {}  # normalised code -> the code as this file writes it
     for number, row in rows:
-        language = row[0].strip() if row else ""
-        if not language:
+        raw = row[0].strip() if row else ""
+        if not raw:
             problems.append(Problem(str(path), number, "language", "empty language"))
             continue
+        language = normalise_code(raw)  # one code per language for every Shared Path input: iw = he
         if language in seen:
+            same = "" if written[language] == raw else f": {raw!r} and {written[language]!r} are one language"
             problems.append(Problem(str(path), number, "language",
-                                    f"duplicate language {language!r} (first on row {seen[language]})"))
+                                    f"duplicate language {language!r} (first on row {seen[language]}){same}"))
             continue
+        written[language] = raw
         seen[language] = number
         if len(row) != len(header):
             problems.append(Problem(str(path), number, None, f"{len(row)} cells, the header has {len(header)}"))
@@ -129,7 +134,13 @@ def _table(path: Path, required: tuple[str, ...]) -> _Table:
 def read_similarity_csv(path: Path) -> SimilarityMatrix:
     """SIM.csv: square (same languages as rows and columns), numeric, symmetric."""
     table = _table(path, ())
-    columns, values, row_of = table.columns, table.values, table.row_of
+    mapping, clashes = normalise_codes(table.columns)  # the columns name languages too
+    if clashes:
+        raise DatasetError([Problem(str(path), None, ", ".join(codes), f"columns {' and '.join(codes)} are one "
+                                    f"language ({lang})") for lang, codes in clashes.items()])
+    columns = [mapping[c] for c in table.columns]
+    values = {mapping[c]: v for c, v in table.values.items()}
+    row_of = table.row_of
     problems: list[Problem] = []
     row_languages = list(row_of)
     for lang in columns:
@@ -256,7 +267,8 @@ def merge_memorization_runs(run_dirs: list[Path], out: Path) -> dict[str, list[s
                 problems.append(Problem(str(path), None, None, f"columns {columns} differ from {first}'s {header}"))
                 continue
             for number, cells in data:
-                language = cells[0].strip()
+                language = normalise_code(cells[0])  # iw in one run, he in another: one language
+                cells = [language, *cells[1:]]
                 if language in rows:
                     problems.append(Problem(str(path), number, "language",
                                             f"{language!r} is also in {rows[language][0]}"))
