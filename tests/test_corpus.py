@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from babelprobe.cli import app
 from babelprobe.families.memorization.corpus import (
     FilterSettings,
+    Reservoir,
     ShuffleBuffer,
     contains_url,
     garbled,
@@ -74,8 +75,10 @@ def _corpus(path: Path, n: int, seed: int = 0) -> Path:
     return path
 
 
-def _sample(tmp: Path, corpus: Path, seed: int, buffer_size: int = 20, per_language: int = 10):
-    report = sample_corpus(read_inputs([corpus]), tmp, NoIdentifier(), per_language, buffer_size, seed)
+def _sample(tmp: Path, corpus: Path, seed: int, buffer_size: int = 20, per_language: int = 10,
+            sampler: str = "shuffle"):
+    report = sample_corpus(read_inputs([corpus]), tmp, NoIdentifier(), per_language, buffer_size, seed,
+                           sampler=sampler)
     return report, pq.read_table(tmp / "xx.parquet").to_pylist()
 
 
@@ -92,17 +95,77 @@ def test_shuffle_buffer_sample_is_seeded(tmp_path):
     assert buffer.push(3) in {0, 1, 2} and sorted(buffer.drain()) != []
 
 
-def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path):
+@pytest.mark.parametrize("sampler", ["reservoir", "shuffle"])
+def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path, sampler):
     small, large = _corpus(tmp_path / "s.jsonl", 150), _corpus(tmp_path / "l.jsonl", 1500, seed=1)
     peaks = []
     for corpus, out in ((small, tmp_path / "o1"), (large, tmp_path / "o10")):
         tracemalloc.start()
         # both fill their 40 rows per language; with no language list the whole 10x stream is
         # still read (full languages skipped), so what is measured is reading 10x more
-        sample_corpus(read_inputs([corpus]), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0)
+        sample_corpus(read_inputs([corpus]), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0,
+                      sampler=sampler)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.5 * peaks[0], peaks
+
+
+# ---------------------------------------------------------------- issue 19 §3: the bounded (reservoir) sampler
+
+def test_reservoir_reads_only_its_window_then_stops(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl", 600)  # 400 xx, 200 yy
+    report = sample_corpus(read_inputs([corpus]), tmp_path / "r", NoIdentifier(), per_language=5, buffer_size=10,
+                           seed=3, languages=["xx", "yy"])
+    assert report.sampler == "reservoir"
+    # each language reads its window (10 + 5 admitted rows), then the stream is left: 45 rows of 600
+    assert {lang: c.read for lang, c in report.counts.items()} == {"xx": 15, "yy": 15}
+    assert {lang: c.sampled for lang, c in report.counts.items()} == {"xx": 5, "yy": 5}
+    rows = pq.read_table(tmp_path / "r" / "xx.parquet").to_pylist()
+    numbers = [int(r["text"].split()[1]) for r in rows]  # "doc {i} ..."
+    assert len(set(numbers)) == 5 and all(n % 3 for n in numbers) and max(numbers) < 3 * 15
+    # the shuffle buffer of the same size reads the same window (it emits once full)
+    shuffled = sample_corpus(read_inputs([corpus]), tmp_path / "s", NoIdentifier(), per_language=5, buffer_size=10,
+                             seed=3, languages=["xx", "yy"], sampler="shuffle")
+    assert shuffled.counts["xx"].read == 15
+    # buffer 0: the first 5 admitted rows in stream order (the authors' script), 5 read
+    first = sample_corpus(read_inputs([corpus]), tmp_path / "f", NoIdentifier(), per_language=5, buffer_size=0,
+                          seed=3, languages=["xx"])
+    assert first.counts["xx"].read == 5
+    assert sorted(int(r["text"].split()[1]) for r in pq.read_table(tmp_path / "f" / "xx.parquet").to_pylist()) \
+        == [1, 2, 4, 5, 7]
+
+
+def test_reservoir_sample_is_seeded_and_uniform(tmp_path):
+    from scipy.stats import chisquare
+
+    corpus = _corpus(tmp_path / "c.jsonl", 200)
+    _, first = _sample(tmp_path / "a", corpus, seed=1, sampler="reservoir")
+    _, again = _sample(tmp_path / "b", corpus, seed=1, sampler="reservoir")
+    _, other = _sample(tmp_path / "c", corpus, seed=2, sampler="reservoir")
+    assert first == again and {r["source"] for r in first} != {r["source"] for r in other}
+    # Algorithm R: every one of 20 items is kept with probability 4/20; over 3,000 seeds the
+    # inclusion counts fit the uniform (each ~600) and the seeds are deterministic
+    counts = [0] * 20
+    for seed in range(3000):
+        reservoir = Reservoir(4, random.Random(seed))
+        for item in range(20):
+            reservoir.offer(item)
+        kept = reservoir.drain()
+        assert len(set(kept)) == 4
+        for item in kept:
+            counts[item] += 1
+    assert chisquare(counts).pvalue > 0.01, counts
+    assert min(counts) > 500 and max(counts) < 700
+    # fewer items than the reservoir: all kept
+    small = Reservoir(5, random.Random(0))
+    for item in range(3):
+        small.offer(item)
+    assert sorted(small.drain()) == [0, 1, 2]
+
+
+def test_unknown_sampler_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="sampler 'bogus'"):
+        sample_corpus([], tmp_path, NoIdentifier(), sampler="bogus")
 
 
 def test_counts_every_removal_per_language(tmp_path):
@@ -140,6 +203,7 @@ def test_cli_corpus_sample_writes_parquet_and_manifest(tmp_path):
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["identifier"] == "auto" and "lite" in manifest["identifier_version"]  # the default (issue 16 §5)
+    assert manifest["sampler"] == "reservoir"  # issue 19 §3: bounded memory by default
     assert manifest["counts"]["de"]["removed"] == {"too_short": 1} and manifest["counts"]["de"]["sampled"] == 2
     assert pq.read_table(tmp_path / "out" / "de.parquet").num_rows == 2
 
@@ -247,3 +311,40 @@ def test_corpus_files_with_a_byte_order_mark(tmp_path):
     txt.write_bytes((DE + "\n" + DE + "\n").encode("utf-8-sig"))
     got = list(read_inputs([txt], language="de"))
     assert [d.text for d in got] == [DE, DE] and "\ufeff" not in got[0].text
+
+
+# ---------------------------------------------------------------- issue 19 §4: the authors' extra filters
+
+def test_authors_filters_are_named_and_on_only_under_the_preset(tmp_path):
+    from babelprobe.families.memorization.corpus import bad_char, text_filters, too_numeric
+
+    assert too_short("x" * 600) and not too_short("x" * 600, keep_min_chars=True)  # paper: > 600; code: >= 600
+    assert too_short("x" * 599, keep_min_chars=True) and not too_short("x" * 601)
+    assert all(bad_char(f"plain text {c} more") for c in "#<>©→{}") and bad_char("value null here")
+    assert not bad_char("Nullität und Null")  # case-sensitive, as theirs: 'Null' is not 'null'
+    assert bad_char("die Annullierung")  # a substring, as theirs: it removes words containing 'null' too
+    assert too_numeric("1 2 3 4 a b c d e f") and not too_numeric("1 2 3 a b c d e f g")  # 40% vs 30%
+    assert not too_numeric("") and not too_numeric("١٢٣ word word word")  # Arabic-Indic digits: 25%
+    assert [name for name, _ in text_filters(FilterSettings())] == \
+        ["too_short", "contains_url", "garbled", "repeated_string", "long_digit_run"]
+    assert [name for name, _ in text_filters(FilterSettings.authors())] == \
+        ["too_short", "bad_char", "contains_url", "garbled", "repeated_string", "too_numeric", "long_digit_run"]
+    (tmp_path / "in").mkdir()
+    base = DE * 4  # > 600 characters
+    rows = [base, base[:600].strip() + "x" * (600 - len(base[:600].strip())), base + " {json}",
+            base + " " + " ".join(f"{i}," for i in range(60)), base + " zweiter"]  # 60 of 148 tokens digits
+    (tmp_path / "in" / "de.txt").write_text("\n".join(rows), encoding="utf-8")
+    counts = {}
+    for preset in ([], ["--preset", "authors"]):
+        out = tmp_path / f"out{len(preset)}"
+        result = CliRunner().invoke(app, ["corpus", "sample", str(tmp_path / "in"), "--out", str(out),
+                                          "--per-language", "5", "--identifier", "none", *preset])
+        assert result.exit_code == 0, result.output
+        manifest = json.loads((out / "manifest.json").read_text())
+        counts[bool(preset)] = manifest["counts"]["de"]["removed"]
+        assert manifest["buffer_size"] == (0 if preset else 5_000_000)
+    assert counts[False] == {"too_short": 1}
+    assert counts[True] == {"bad_char": 1, "too_numeric": 1}  # the 600-character text is kept
+    bad = CliRunner().invoke(app, ["corpus", "sample", str(tmp_path / "in"), "--out", str(tmp_path / "x"),
+                                   "--preset", "paper"])
+    assert bad.exit_code == 2 and "only preset is 'authors'" in bad.output

@@ -159,6 +159,16 @@ class FiguresOption(BaseModel):
     figures: bool = option(True, "write the figures next to the results", style="switch")
 
 
+class PartsOption(BaseModel):
+    """For families whose runs can be written per language (issue 19 §3): ``language`` runs the
+    stages one language at a time, writes ``parts/<lang>.parquet`` as each finishes (only one
+    language's records are held) and, when a killed run is started again on the same --out,
+    skips the languages already written; ``none`` (default) runs all items at once, as before."""
+
+    parts: Literal["none", "language"] = option(
+        "none", "none, or language: write items per language into parts/ and resume a killed run from them")
+
+
 class BootstrapOption(BaseModel):
     """For families whose summaries carry bootstrap CIs (config-only; seeded by --seed)."""
 

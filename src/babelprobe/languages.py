@@ -245,3 +245,43 @@ def is_language_code(code: str) -> bool:
         return langcodes.tag_is_valid(langcodes.standardize_tag(code))
     except (ValueError, LookupError):
         return False
+
+
+# Individual languages the Shared Path inputs name by their macrolanguage (mC4, the token counts,
+# lang2vec): after langcodes' own macrolanguage folding (cmn -> zh, arb -> ar, pes -> fa, zsm ->
+# ms, ...), these remain. FLORES+ writes nob_Latn (Bokmål), tgl_Latn (Tagalog); mC4 writes no, fil.
+_SHARED_PATH_CODES = {"nb": "no", "tl": "fil", "kmr": "ku", "ckb": "ku", "ydd": "yi", "khk": "mn", "plt": "mg",
+                      "als": "sq", "swh": "sw", "npi": "ne", "ekk": "et", "lvs": "lv", "azj": "az", "uzn": "uz",
+                      "pbt": "ps", "gaz": "om"}
+
+
+@lru_cache(maxsize=4096)
+def normalise_code(code: str) -> str:
+    """One code per language for every Shared Path input (memorization samples, parallel
+    sentences, SIM/MEM/TOKENS files, token counts): the base language subtag in its standard
+    form, macrolanguages folded. 'iw' and 'heb_Hebr' -> 'he', 'cmn_Hans' and 'zh-Hant' -> 'zh',
+    'nob_Latn' -> 'no', 'tgl_Latn' and 'fil' -> 'fil', 'arb_Arab' -> 'ar', 'EN' -> 'en'. A code
+    langcodes cannot read is kept as written (lower case, '_' as '-'), never dropped."""
+    import langcodes
+
+    text = code.strip()
+    if not text:
+        raise ValueError("empty language code")
+    tag = text.replace("_", "-")
+    try:
+        base = langcodes.Language.get(langcodes.standardize_tag(tag, macro=True)).language
+    except (ValueError, LookupError):
+        base = None
+    if not base:
+        return tag.lower()
+    return _SHARED_PATH_CODES.get(base, base)
+
+
+def normalise_codes(codes: list[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """``codes`` -> their normalised codes, and the normalised codes two or more of them share
+    (e.g. {'he': ['he', 'iw']}: one input naming a language twice, which the caller reports)."""
+    mapping = {code: normalise_code(code) for code in codes}
+    by_code: dict[str, list[str]] = {}
+    for original, normal in mapping.items():
+        by_code.setdefault(normal, []).append(original)
+    return mapping, {normal: originals for normal, originals in by_code.items() if len(originals) > 1}

@@ -163,6 +163,30 @@ def _add(total: RunnerStats, stats: RunnerStats) -> None:
         setattr(total, name, getattr(total, name) + getattr(stats, name))
 
 
+def _add_counts(total: RunnerStats, counts: store.RequestCounts) -> None:
+    for name in ("requested", "unique", "cached", "computed", "failed", "batches"):
+        setattr(total, name, getattr(total, name) + getattr(counts, name))
+
+
+def _part_stamp_base(config: RunOptions, backend: Backend) -> str:
+    """What a part's results depend on besides its items: the config (less where results go and
+    how they are cached) and the model."""
+    import json
+
+    settings = config.model_dump(mode="json", exclude={"out", "overwrite", "cache", "allow_errors", "figures"})
+    return json.dumps({"config": settings, "model": backend.fingerprint.key()}, sort_keys=True, default=str)
+
+
+def store_stamp(common: str, items: list) -> str:
+    """A part's stamp: sha256 of ``common`` and its items (their repr: text, language, source)."""
+    import hashlib
+
+    digest = hashlib.sha256(common.encode())
+    for item in items:
+        digest.update(repr(item).encode())
+    return digest.hexdigest()
+
+
 def _counts(stats: RunnerStats) -> store.RequestCounts:
     return store.RequestCounts(requested=stats.requested, unique=stats.unique, cached=stats.cached,
                                computed=stats.computed, failed=stats.failed, batches=stats.batches)
@@ -203,67 +227,101 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
             what = f"probe {config.probe}" if stage.models is None else f"the {config.probe} {stage.name} stage"
             check_request_kinds(loaded[spec], stage.request_kinds(config), what)
 
-    records_of_stages: list[store.StageRecord] = []
+    records_of_stages: dict[str, store.StageRecord] = {}
     under_test = RunnerStats()
-    state = items
+    part_of = family.part_of(config)
+    parts: dict[str, str] = {}
     with _cache(config) as cache, executor_for(config, backend) as executor:
         active = [stage for stage in stages if stage.model_specs(config)]
-        for stage in stages:
-            stage_backends = [loaded[spec] for spec in stage.model_specs(config)]
-            if not stage_backends:
-                continue
-            batch = stage.batch_size(config) if stage.batch_size else config.batch_size
-            # the bar (or log line) names the stage, its place among the run's stages and, for a
-            # stage's other models (judges, the reference), the model
-            place = f"{stage.name} {active.index(stage) + 1}/{len(active)}"
 
-            def make_runner(b: Backend, batch=batch, place=place) -> Runner:
-                label = place if b is backend else f"{place} {b.fingerprint.spec}"
-                return Runner(b, cache=cache, batch_size=batch, progress=progress, label=label,
-                              executor=executor if b is backend else None)
+        def run_stages(state):
+            for stage in stages:
+                stage_backends = [loaded[spec] for spec in stage.model_specs(config)]
+                if not stage_backends:
+                    continue
+                batch = stage.batch_size(config) if stage.batch_size else config.batch_size
+                # the bar (or log line) names the stage, its place among the run's stages and, for a
+                # stage's other models (judges, the reference), the model
+                place = f"{stage.name} {active.index(stage) + 1}/{len(active)}"
 
-            context = _Context(stage.name, stage_backends, make_runner, timings, on_plans)
-            t_stage = time.perf_counter()
-            state = stage.run(config, state, context)
-            seconds = time.perf_counter() - t_stage
-            if stage.name != "answer":
-                timings[stage.name] = seconds
-            total = RunnerStats()
-            for b in stage_backends:
-                if id(b) in context.runners:
-                    _add(total, context.runners[id(b)].stats)
-                    if b is backend:
-                        _add(under_test, context.runners[id(b)].stats)
-            records_of_stages.append(store.StageRecord(
-                name=stage.name, models=[b.fingerprint.spec for b in stage_backends],
-                request_kinds=sorted(stage.request_kinds(config)), requests=_counts(total), seconds=seconds))
-    records = [record for _, record in state]
+                def make_runner(b: Backend, batch=batch, place=place) -> Runner:
+                    label = place if b is backend else f"{place} {b.fingerprint.spec}"
+                    return Runner(b, cache=cache, batch_size=batch, progress=progress, label=label,
+                                  executor=executor if b is backend else None)
+
+                context = _Context(stage.name, stage_backends, make_runner, timings, on_plans)
+                t_stage = time.perf_counter()
+                state = stage.run(config, state, context)
+                seconds = time.perf_counter() - t_stage
+                total = RunnerStats()
+                for b in stage_backends:
+                    if id(b) in context.runners:
+                        _add(total, context.runners[id(b)].stats)
+                        if b is backend:
+                            _add(under_test, context.runners[id(b)].stats)
+                before = records_of_stages.get(stage.name)  # parts: a stage's counts and time over all parts
+                if before is not None:
+                    _add_counts(total, before.requests)
+                    seconds += before.seconds
+                if stage.name != "answer":
+                    timings[stage.name] = seconds
+                records_of_stages[stage.name] = store.StageRecord(
+                    name=stage.name, models=[b.fingerprint.spec for b in stage_backends],
+                    request_kinds=sorted(stage.request_kinds(config)), requests=_counts(total), seconds=seconds)
+            return state
+
+        if part_of is None:
+            records = [record for _, record in run_stages(items)]
+        else:
+            # one part (language) at a time: its records are written to parts/ and dropped, and a
+            # part a killed run already wrote with the same stamp is not recomputed
+            records = None
+            groups: dict[str, list] = {}
+            for item in items:
+                groups.setdefault(part_of(item), []).append(item)
+            common = _part_stamp_base(config, backend)
+            for key, part_items in groups.items():
+                stamp = store_stamp(common, part_items)
+                if store.part_done(config.out, key, stamp):
+                    parts[key] = "resumed"
+                    continue
+                store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
+                parts[key] = "computed"
+            store.join_parts(config.out, list(groups))
     timings["total"] = time.perf_counter() - t_start
     judges = [loaded[spec] for stage in stages if stage.name == "judge" for spec in stage.model_specs(config)]
     others = [loaded[spec] for spec in specs if loaded[spec] is not backend]
     outcome = _finish(family, config, backend, records, {i.source for i in items}, under_test, timings,
-                      judges, others, records_of_stages)
+                      judges, others, list(records_of_stages.values()), parts)
     family.write_outputs(outcome.summary, config)
     if getattr(config, "figures", False):
         family.figures(outcome.summary, config.out)
     return outcome
 
 
-def _finish(family: Family, config: RunOptions, backend: Backend, records: list[BaseModel], sources: set[str],
+def _finish(family: Family, config: RunOptions, backend: Backend, records: list[BaseModel] | None, sources: set[str],
             stats: RunnerStats, timings: dict[str, float], judges: list[Backend], others: list[Backend],
-            stages: list[store.StageRecord]) -> RunOutcome:
-    """Write items, then the summary computed from the stored items, then the manifest (last)."""
-    store.write_items(config.out, records)
+            stages: list[store.StageRecord], parts: dict[str, str] | None = None) -> RunOutcome:
+    """Write items (``records``; None: items.parquet was joined from parts/), then the summary
+    computed from the stored items, then the manifest (last)."""
+    if records is not None:
+        store.write_items(config.out, records)
     t0 = time.perf_counter()
-    summary = family.summarise(store.read_items(config.out), config)
+    stored = store.read_items(config.out)
+    if records is None:
+        n_items = len(stored)
+        n_errors = int(stored["error"].notna().sum()) if "error" in stored.columns else 0
+    else:
+        n_items, n_errors = len(records), sum(r.error is not None for r in records)
+    summary = family.summarise(stored, config)
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
     usage = [u for u in (getattr(b, "usage", None) for b in (backend, *others)) if u is not None]
     manifest = store.new_manifest(
         probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
         model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],
-        stages=stages, data_files=data_files(sources), seed=config.seed, timings=timings, items=len(records),
-        errors=sum(r.error is not None for r in records), requests=_counts(stats),
+        stages=stages, data_files=data_files(sources), seed=config.seed, timings=timings, items=n_items,
+        errors=n_errors, requests=_counts(stats), parts=parts or {},
         usage=Usage(**{f: sum(getattr(u, f) for u in usage) for f in Usage.model_fields}) if usage else None,
         **family.manifest_fields(config),
     )

@@ -22,6 +22,7 @@ from babelprobe.redaction import redact_value
 from babelprobe.versions import installed_versions
 
 ITEMS, SUMMARY, MANIFEST = "items.parquet", "summary.json", "manifest.json"
+PARTS = "parts"  # --parts language: parts/<key>.parquet + parts/<key>.json (its stamp), one per language
 
 
 class RequestCounts(BaseModel):
@@ -65,6 +66,7 @@ class Manifest(BaseModel):
     platform: str
     usage: Usage | None = None  # tokens billed by a served model in this run (openai: backend)
     warnings: list[str] = []  # e.g. text of a script with no word segmenter cut into characters
+    parts: dict[str, str] = {}  # --parts: part -> "computed" or "resumed" (read back from parts/, not recomputed)
 
 
 def package_versions() -> dict[str, str]:
@@ -114,9 +116,14 @@ def prepare_run_dir(out: Path, overwrite: bool) -> None:
     """Refuse to clobber a finished run unless asked; an unfinished one is simply replaced."""
     if (out / MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds a finished run; pass --overwrite or choose another --out")
+    finished = (out / MANIFEST).exists()
     out.mkdir(parents=True, exist_ok=True)
     for name in (ITEMS, SUMMARY, MANIFEST):
         (out / name).unlink(missing_ok=True)
+    if finished and (out / PARTS).is_dir():  # --overwrite of a finished run: its parts go too (an
+        import shutil  # unfinished run's parts stay: the next run resumes from them)
+
+        shutil.rmtree(out / PARTS)
 
 
 def _arrow_type(annotation: Any) -> pa.DataType | None:
@@ -156,6 +163,65 @@ def write_items(out: Path, records: Sequence[BaseModel]) -> Path:
     path = out / ITEMS
     pq.write_table(table, path)
     return path
+
+
+def _part_paths(out: Path, key: str) -> tuple[Path, Path]:
+    import hashlib
+    import re
+
+    # a language code is a safe file name; anything else gets a digest beside its readable part
+    safe = key if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) and not key.startswith(".") else \
+        re.sub(r"[^A-Za-z0-9_-]", "_", key)[:40] + "-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return out / PARTS / f"{safe}.parquet", out / PARTS / f"{safe}.json"
+
+
+def part_done(out: Path, key: str, stamp: str) -> bool:
+    """Whether part ``key`` was written by a run with the same ``stamp`` (config, model, items)."""
+    table, meta = _part_paths(out, key)
+    if not (table.is_file() and meta.is_file()):
+        return False
+    try:
+        return json.loads(meta.read_text()).get("stamp") == stamp
+    except (OSError, ValueError):
+        return False
+
+
+def write_part(out: Path, key: str, stamp: str, records: Sequence[BaseModel]) -> Path:
+    """One part's records, written atomically (the .parquet first, then its stamp: a part without
+    a stamp, as a kill between the two leaves it, is computed again)."""
+    table_path, meta_path = _part_paths(out, key)
+    table_path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [r.model_dump() for r in records]
+    table = _typed_nulls(pa.Table.from_pylist(rows), type(records[0])) if rows else pa.table({})
+    tmp = table_path.with_suffix(".parquet.tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(table_path)
+    meta_tmp = meta_path.with_suffix(".json.tmp")
+    meta_tmp.write_text(json.dumps({"key": key, "stamp": stamp, "items": len(rows)}))
+    meta_tmp.replace(meta_path)
+    return table_path
+
+
+def join_parts(out: Path, keys: Sequence[str]) -> Path:
+    """items.parquet from the parts, in ``keys`` order, one part in memory at a time (schemas are
+    unified: a column all null in one part takes its type from the others)."""
+    paths = [p for p in (_part_paths(out, key)[0] for key in keys) if pq.read_metadata(p).num_rows]
+    path = out / ITEMS
+    if not paths:
+        pq.write_table(pa.table({}), path)
+        return path
+    schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
+    with pq.ParquetWriter(path, schema) as writer:
+        for part in paths:
+            writer.write_table(_with_columns(pq.read_table(part), schema))
+    return path
+
+
+def _with_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns in its order (missing ones null)."""
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
+               for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def write_json(path: Path, model: BaseModel) -> None:

@@ -158,6 +158,13 @@ class Family(Generic[Config]):
         """Figures written next to the results when the config has ``figures`` on."""
         return []
 
+    def part_of(self, config: Config) -> Callable[[Any], str] | None:
+        """The key items are run and written by, one part at a time (``parts/<key>.parquet``;
+        resumable), or None: all at once. Default: per language with ``--parts language``."""
+        if getattr(config, "parts", "none") == "language":
+            return lambda item: str(item.language)
+        return None
+
     def manifest_fields(self, config: Config) -> dict[str, Any]:
         """Extra manifest fields (e.g. OWL's length tokenizer)."""
         return {}

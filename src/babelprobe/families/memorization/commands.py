@@ -31,7 +31,13 @@ def register(root: CommandRoot) -> None:
         inputs: list[Path] = typer.Argument(None, help="text/JSONL/Parquet files, or directories of <lang>.<ext> files"),
         out: Path = typer.Option(..., "--out", help="directory for <lang>.parquet files and manifest.json"),
         per_language: int = typer.Option(50_000, help="rows to sample per language (§5.2)"),
-        buffer_size: int = typer.Option(5_000_000, help="shuffle buffer per language (§5.2: 5M)"),
+        buffer_size: Optional[int] = typer.Option(None, help="shuffle buffer per language (default 5M, §5.2); the "
+                                                                 "reservoir samples the first buffer-size + per-language "
+                                                                 "admitted rows; 0: the first rows (the authors' script)"),
+        preset: Optional[str] = typer.Option(None, help="authors: the filters of the authors' dataset_clean.py (bad_char, "
+                                                        "too_numeric, 600 characters kept) and --buffer-size 0"),
+        sampler: str = typer.Option("reservoir", help="reservoir (O(per-language) memory, the default) or shuffle "
+                                                      "(the paper's buffer: memory grows to buffer-size texts)"),
         seed: int = typer.Option(0),
         langs: Optional[str] = typer.Option(None, help="keep only these languages (reading stops when all are full)"),
         lang: Optional[str] = typer.Option(None, help="the language of every input (when not in a column or file name)"),
@@ -61,15 +67,20 @@ def register(root: CommandRoot) -> None:
             fail(f"{out} already holds a sample; choose another --out")
         out_dir(out)
         try:
-            settings = FilterSettings(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
-                                      min_proportion=lang_proportion)
+            if preset not in (None, "authors"):
+                raise ValueError(f"--preset {preset!r}: the only preset is 'authors'")
+            chosen = dict(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
+                          min_proportion=lang_proportion)
+            settings = FilterSettings.authors(**chosen) if preset == "authors" else FilterSettings(**chosen)
+            if buffer_size is None:
+                buffer_size = 0 if preset == "authors" else 5_000_000
             langid = make_identifier(identifier)
             check_languages(langid, comma_list(langs) if langs else known_languages(inputs or [], lang, hf_config))
             streams = [read_inputs(inputs or [], text_column, lang_column, lang)]
             if hf_dataset:
                 streams.append(read_hf_dataset(hf_dataset, hf_config, hf_split, text_column, lang_column, lang))
             report = sample_corpus(itertools.chain(*streams), out, langid, per_language, buffer_size, seed, settings,
-                                   comma_list(langs) if langs else None)
+                                   comma_list(langs) if langs else None, sampler)
         except (DatasetError, ValueError) as exc:
             fail(str(exc))
         manifest = {"created": store.new_manifest_time(), "command": sys.argv,

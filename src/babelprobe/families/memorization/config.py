@@ -7,12 +7,12 @@ from typing import Literal
 
 from pydantic import field_validator
 
-from babelprobe.config import BUNDLED_DATA, BootstrapOption, RunOptions, option
+from babelprobe.config import BUNDLED_DATA, BootstrapOption, PartsOption, RunOptions, option
 
 DEMO_MEMORIZATION = BUNDLED_DATA / "memorization_demo.jsonl"
 
 
-class MemorizationConfig(RunOptions, BootstrapOption):
+class MemorizationConfig(RunOptions, BootstrapOption, PartsOption):
     """Verbatim memorization (Shared Path §3, §6.5): EM, RM, PM with calibrated scores and controls."""
 
     probe: Literal["memorization"] = "memorization"

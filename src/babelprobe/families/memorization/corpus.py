@@ -17,14 +17,39 @@ counted; thresholds are ``FilterSettings``):
   authors' md5 de-duplication; only admitted texts are remembered, so memory stays bounded);
 - language: ``lang_mismatch``, ``lang_low_confidence``, ``lang_low_proportion`` (data/langid.py).
 
-Sampling: the paper drew "50,000 filtered examples per language with a 5 million shuffle buffer"
+The authors' script (``dataset_clean.py``, xiaoyuluoit97/MLLM_memorization) applies filters the
+paper does not name; ``corpus sample --preset authors`` turns them on (``FilterSettings.authors()``):
+- ``bad_char``: any of ``# < > © → { }`` or the string "null" (their list, checked after length);
+- ``too_numeric``: more than 30% of the ``\\w+`` tokens are all digits (their ``is_too_numeric``);
+- the 600-character rule as written there: a text is dropped when *shorter than* 600 characters
+  (600 exactly is kept), where the paper says "more than 600" (``too_short`` then means < 600).
+Their other checks differ in form only or are kept as ours: garbled = two U+FFFD in a row (ours:
+one, or mojibake), repeated = one character 11+ times (ours adds repeated units), long numbers =
+30+ groups of 2+ digits (ours: more than 30 digits in a run); CLD3 language ID (``--identifier
+cld3``); no shuffle (the sample is the first N passing texts: ``--buffer-size 0``, which the preset
+sets unless ``--buffer-size`` is given).
+
+Sampling (``--sampler``): ``reservoir`` (the default) or ``shuffle`` (the paper's algorithm).
+The paper drew "50,000 filtered examples per language with a 5 million shuffle buffer"
 (``datasets``' ``IterableDataset.shuffle``: fill a buffer, then for every new example emit a
 random buffered one and put the new one in its place; at the end emit the rest in random order).
 ``ShuffleBuffer`` is that algorithm, one buffer and one seeded RNG per language, so a language's
 sample does not depend on how languages interleave in the stream. Memory is bounded by the buffer
 (plus the de-duplication set of admitted texts' digests), never by the corpus: reading stops
 early once every requested language has its N rows. (The authors' script discarded the result of
-``dataset.shuffle(...)`` and so took the first N passing documents in stream order.)
+``dataset.shuffle(...)`` and so took the first N passing documents in stream order.) Its memory is
+the buffer: up to ``buffer_size`` admitted texts per language (5M texts of ~1.5 kB: ~8 GB for one
+language), i.e. it grows with the input until the buffer is full (bench/README.md).
+
+``Reservoir`` (the default) draws from the same window with O(N) memory: a shuffle buffer of B
+emitting N rows only ever emits rows among the first B + N admitted ones, so the reservoir keeps a
+uniform sample of N of a language's first ``buffer_size + per_language`` admitted rows (Vitter's
+Algorithm R, one seeded RNG per language), writes it as soon as that window is read, frees it, and
+stops reading the language (the whole stream once every requested language is full). Within the
+window every row is equally likely (the shuffle buffer slightly favours the earliest rows).
+``buffer_size=0`` keeps the first N admitted rows, which is what the authors' script did, and
+stops reading as soon as each language has them. Both keep the de-duplication digests of the
+admitted rows of a language until it is full (~100 bytes a row).
 """
 
 from __future__ import annotations
@@ -60,12 +85,37 @@ class FilterSettings(BaseModel):
     max_digits: int = 30
     min_confidence: float = 0.9
     min_proportion: float = 0.9
+    # the authors' script's extra rules (off by default: the paper does not name them)
+    keep_min_chars: bool = False  # True: a text of exactly min_chars is kept (their `len(text) < 600`)
+    bad_chars: bool = False  # the `bad_char` filter
+    max_numeric_share: float | None = None  # the `too_numeric` filter (theirs: 0.3)
+
+    @classmethod
+    def authors(cls, **overrides) -> "FilterSettings":
+        """The filter set of the authors' ``dataset_clean.py`` (``--preset authors``)."""
+        return cls(**{"keep_min_chars": True, "bad_chars": True, "max_numeric_share": 0.3, **overrides})
 
 
 # ------------------------------------------------------------------ filters (True = remove)
 
-def too_short(text: str, min_chars: int = 600) -> bool:
-    return len(text.strip()) <= min_chars
+def too_short(text: str, min_chars: int = 600, keep_min_chars: bool = False) -> bool:
+    """The paper keeps "more than 600 characters"; the authors' code drops ``len < 600``."""
+    length = len(text.strip())
+    return length < min_chars if keep_min_chars else length <= min_chars
+
+
+AUTHORS_BAD_CHARS = ("#", "<", ">", "©", "→", "}", "{", "null")
+
+
+def bad_char(text: str) -> bool:
+    """The authors' ``bad_char`` rule: any of # < > © → { } or the string "null"."""
+    return any(bad in text for bad in AUTHORS_BAD_CHARS)
+
+
+def too_numeric(text: str, threshold: float = 0.3) -> bool:
+    """The authors' ``is_too_numeric``: more than ``threshold`` of the ``\\w+`` tokens are digits."""
+    tokens = re.findall(r"\w+", text)
+    return bool(tokens) and sum(token.isdigit() for token in tokens) / len(tokens) > threshold
 
 
 _URL = re.compile(r"https?://", re.I)
@@ -97,13 +147,20 @@ def long_digit_run(text: str, max_digits: int = 30) -> bool:
 
 
 def text_filters(settings: FilterSettings) -> list[tuple[str, Callable[[str], bool]]]:
-    return [
-        ("too_short", lambda t: too_short(t, settings.min_chars)),
+    filters: list[tuple[str, Callable[[str], bool]]] = [
+        ("too_short", lambda t: too_short(t, settings.min_chars, settings.keep_min_chars))]
+    if settings.bad_chars:  # the authors' order: right after the length
+        filters.append(("bad_char", bad_char))
+    filters += [
         ("contains_url", contains_url),
         ("garbled", garbled),
         ("repeated_string", repeated_string),
-        ("long_digit_run", lambda t: long_digit_run(t, settings.max_digits)),
     ]
+    if settings.max_numeric_share is not None:
+        share = settings.max_numeric_share
+        filters.append(("too_numeric", lambda t: too_numeric(t, share)))
+    filters.append(("long_digit_run", lambda t: long_digit_run(t, settings.max_digits)))
+    return filters
 
 
 def language_verdict(identifier: Identifier, text: str, expected: str, settings: FilterSettings
@@ -224,6 +281,8 @@ class ShuffleBuffer:
 
     def push(self, item):
         """Add ``item``; once the buffer is full, return a random buffered item it replaced."""
+        if self.size == 0:  # no buffer: stream order
+            return item
         if len(self.items) < self.size:
             self.items.append(item)
             return None
@@ -237,6 +296,33 @@ class ShuffleBuffer:
         return out
 
 
+class Reservoir:
+    """A uniform sample of ``size`` items of a stream, in O(size) memory (Vitter 1985, "Random
+    sampling with a reservoir", Algorithm R), seeded: the i-th item (0-based) replaces a random
+    slot with probability size / (i + 1)."""
+
+    def __init__(self, size: int, rng: random.Random):
+        self.size, self.rng, self.items, self.seen = size, rng, [], 0
+
+    def offer(self, item) -> None:
+        if len(self.items) < self.size:
+            self.items.append(item)
+        else:
+            slot = self.rng.randrange(self.seen + 1)
+            if slot < self.size:
+                self.items[slot] = item
+        self.seen += 1
+
+    def drain(self) -> list:
+        """The sample in random order (as a shuffle buffer would emit it)."""
+        self.rng.shuffle(self.items)
+        out, self.items = self.items, []
+        return out
+
+
+SAMPLERS = ("reservoir", "shuffle")
+
+
 class LanguageCounts(BaseModel):
     read: int = 0
     removed: dict[str, int] = {}
@@ -247,6 +333,7 @@ class LanguageCounts(BaseModel):
 class SampleReport(BaseModel):
     per_language: int
     buffer_size: int
+    sampler: str = "shuffle"  # reservoir: uniform N of a language's first buffer_size + N admitted rows
     seed: int
     identifier: str
     identifier_version: str
@@ -285,10 +372,15 @@ class _Writer:
 
 def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifier, per_language: int = 50_000,
                   buffer_size: int = 5_000_000, seed: int = 0, settings: FilterSettings | None = None,
-                  languages: list[str] | None = None) -> SampleReport:
+                  languages: list[str] | None = None, sampler: str = "reservoir") -> SampleReport:
     """Filter, identify and sample ``documents``; write ``<lang>.parquet`` per language into
     ``out`` and return the counts. With ``languages`` given, other languages are skipped and
-    reading stops once each has ``per_language`` rows."""
+    reading stops once each has ``per_language`` rows (``shuffle``) or has read its window of
+    ``buffer_size + per_language`` admitted rows (``reservoir``)."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler {sampler!r}: use one of {', '.join(SAMPLERS)}")
+    if per_language < 1 or buffer_size < 0:
+        raise ValueError("per_language must be at least 1 and buffer_size at least 0")
     settings = settings or FilterSettings()
     if languages:
         check_languages(identifier, languages)  # refused before anything is read or written
@@ -299,6 +391,8 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
     counts: dict[str, LanguageCounts] = defaultdict(LanguageCounts)
     removed: dict[str, Counter] = defaultdict(Counter)
     buffers: dict[str, ShuffleBuffer] = {}
+    reservoirs: dict[str, Reservoir] = {}
+    window = buffer_size + per_language  # reservoir: admitted rows a language's sample is drawn from
     seen: dict[str, set[bytes]] = defaultdict(set)
     writers: dict[str, _Writer] = {}
     full: set[str] = set()
@@ -336,12 +430,24 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
             continue
         seen[language].add(digest)
         counts[language].admitted += 1
-        buffer = buffers.setdefault(language, ShuffleBuffer(buffer_size, random.Random(f"{seed}/{language}")))
         row = {"text": text, "language": language, "source": doc.source, "lang_confidence": confidence,
                "lang_proportion": proportion}
+        if sampler == "reservoir":
+            reservoir = reservoirs.setdefault(language, Reservoir(per_language, random.Random(f"{seed}/{language}")))
+            reservoir.offer(row)
+            if reservoir.seen >= window:  # its window is read: write the sample now, free it
+                for kept in reservoirs.pop(language).drain():
+                    emit(language, kept)
+                full.add(language)
+                seen.pop(language, None)
+            continue
+        buffer = buffers.setdefault(language, ShuffleBuffer(buffer_size, random.Random(f"{seed}/{language}")))
         popped = buffer.push(row)
         if popped is not None:
             emit(language, popped)
+    for language, reservoir in list(reservoirs.items()):  # languages whose window the stream did not fill
+        for row in reservoir.drain():
+            emit(language, row)
     for language, buffer in list(buffers.items()):
         for row in buffer.drain():
             emit(language, row)
@@ -349,7 +455,8 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
         writer.close()
     for language, reasons in removed.items():
         counts[language].removed = dict(sorted(reasons.items()))
-    return SampleReport(per_language=per_language, buffer_size=buffer_size, seed=seed, identifier=identifier.name,
+    return SampleReport(per_language=per_language, buffer_size=buffer_size, sampler=sampler, seed=seed,
+                        identifier=identifier.name,
                         identifier_version=identifier.version, filters=settings,
                         counts=dict(sorted(counts.items())),
                         files={lang: str(w.path) for lang, w in sorted(writers.items())})

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from babelprobe.data.tables import TABLE_SUFFIXES, read_rows
 from babelprobe.data.validation import DatasetError, Problem, language_code_problem
+from babelprobe.languages import normalise_code
 
 
 class Sample(BaseModel):
@@ -53,6 +54,7 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
     problems: list[Problem] = []
     samples: list[Sample] = []
     seen: dict[str, str] = {}
+    written: dict[str, dict[str, str]] = {}  # normalised code -> code as written -> first place
     for file, file_language in _files(Path(path)):
         for row_number, row in read_rows(file):
             where = str(file)
@@ -74,12 +76,20 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
                 problems.append(Problem(where, row_number, "id", f"duplicate id {sample_id!r} (first at {seen[sample_id]})"))
                 continue
             seen[sample_id] = f"{where}:{row_number}"
-            samples.append(Sample(sample_id=sample_id, language=str(language).strip(), text=text,
+            # one code per language for every Shared Path input (issue 19 §4): iw -> he, nob_Latn -> no
+            code = normalise_code(str(language))
+            written.setdefault(code, {}).setdefault(str(language).strip(), f"{where}:{row_number}")
+            samples.append(Sample(sample_id=sample_id, language=code, text=text,
                                   source=f"{where}:{row_number}", origin=str(row.get("source") or "")))
+    for code, spellings in written.items():
+        if len(spellings) > 1:  # two codes of one language are reported, never merged
+            problems.append(Problem(str(path), None, "language", f"{' and '.join(sorted(spellings))} are one language "
+                                    f"({code}; first at {', '.join(spellings.values())}): keep one"))
     if problems:
         raise DatasetError(problems)
     if langs:
-        samples = [s for s in samples if s.language in langs]
+        wanted = {normalise_code(lang) for lang in langs}
+        samples = [s for s in samples if s.language in wanted]
     if limit is not None:
         kept = []
         for language in sorted({s.language for s in samples}):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from babelprobe.config import BUNDLED_DATA, FiguresOption, RunOptions, option
+from babelprobe.config import BUNDLED_DATA, FiguresOption, PartsOption, RunOptions, option
 
 
 
@@ -24,7 +24,7 @@ def parse_layers(value: Any) -> Any:
     return value
 
 
-class SimilarityConfig(RunOptions, FiguresOption):
+class SimilarityConfig(RunOptions, FiguresOption, PartsOption):
     """Language similarity from the model's hidden states (Shared Path §4.1, App. A and B.4)."""
 
     probe: Literal["similarity"] = "similarity"

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from babelprobe.families.cka.data import load_cka_facts
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem, language_code_problem
+from babelprobe.languages import normalise_code
 
 REQUIRED = ("id", "language", "text")
 
@@ -33,6 +34,7 @@ class ParallelSentence(BaseModel):
     language: str
     text: str
     source: str  # file:row
+    raw_language: str | None = None  # the code as the file wrote it (``language`` is normalise_code's)
 
 
 def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
@@ -48,6 +50,7 @@ def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
         if bad := language_code_problem(str(path), number, "language", language):
             problems.append(bad)
             continue
+        language = normalise_code(language)  # one code per language (issue 19 §4)
         if langs is not None and language not in langs:
             continue
         key = (str(row["id"]), language)
@@ -57,7 +60,7 @@ def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
             continue
         seen[key] = number
         sentences.append(ParallelSentence(id=key[0], language=language, text=str(row["text"]),
-                                          source=f"{path}:{number}"))
+                                          source=f"{path}:{number}", raw_language=str(row["language"]).strip()))
     if problems:
         raise DatasetError(problems)
     return sentences
@@ -73,16 +76,28 @@ def _from_polyglot_release(path: Path, langs: list[str] | None) -> list[Parallel
     ]
 
 
+def _check_one_code_per_language(path: Path, sentences: list[ParallelSentence]) -> None:
+    """Two codes of one language (iw and he) in one input are reported, never merged or dropped."""
+    raw: dict[str, set[str]] = {}
+    for s in sentences:
+        raw.setdefault(s.language, set()).add(s.raw_language or s.language)
+    clashes = {lang: sorted(codes) for lang, codes in raw.items() if len(codes) > 1}
+    if clashes:
+        raise DatasetError([Problem(str(path), None, "language", f"{' and '.join(codes)} are one language "
+                                    f"({lang}): keep one") for lang, codes in clashes.items()])
+
+
 def load_parallel(path: str | Path, langs: Iterable[str] | None = None, limit: int | None = None,
                   seed: int = 0) -> list[ParallelSentence]:
     """The sentences of the ids present in every language; ``limit`` ids drawn with a seeded sample."""
     path = Path(path)
-    langs = list(langs) if langs is not None else None
+    langs = [normalise_code(lang) for lang in langs] if langs is not None else None
     if not path.exists():
         raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
     sentences = _from_polyglot_release(path, langs) if path.is_dir() else _from_file(path, langs)
     if not sentences and not langs:
         return []  # load_items: "no parallel sentences: the dataset is empty", as for every family
+    _check_one_code_per_language(path, sentences)
     by_language: dict[str, set[str]] = {}
     for s in sentences:
         by_language.setdefault(s.language, set()).add(s.id)

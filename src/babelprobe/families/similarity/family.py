@@ -16,6 +16,7 @@ from babelprobe.families.similarity.config import DEMO_PARALLEL, SimilarityConfi
 from babelprobe.families.similarity.data import ParallelSentence, load_parallel
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan
 from babelprobe.families.similarity.probe import SimilarityProbe
+from babelprobe.families.similarity.release import RELEASE
 
 
 def hidden_layer_count(backend) -> int:
@@ -51,6 +52,7 @@ class SimilarityFamily(Family[SimilarityConfig]):
     item_noun = "parallel sentences"
     datasets = (BundledDataset("polyglot-or-not-parallel", DEMO_PARALLEL,
                                "100 Polyglot-or-Not stems, the same facts in 20 languages (Apache-2.0)"),)
+    releases = (RELEASE,)  # FLORES+ (release.py: `datasets fetch flores-plus`)
 
     def load(self, config: SimilarityConfig) -> list[ParallelSentence]:
         sentences = load_parallel(config.data, config.langs, config.limit, config.seed)

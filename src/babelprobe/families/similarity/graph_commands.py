@@ -237,6 +237,132 @@ def sweep_command(
     console.print(f"results: {out / 'sweep.csv'}")
 
 
+def _available(run_dir: Path, pattern: str, what: str) -> list[int]:
+    import re
+
+    regex = re.compile(pattern)
+    found = sorted(int(m.group(1)) for p in run_dir.glob("*.csv") if (m := regex.fullmatch(p.name)))
+    if not found:
+        _fail(f"{run_dir}: no {what} files here (not a run directory?)")
+    return found
+
+
+def _int_list(text: Optional[str], available: list[int], flag: str, run_dir: Path) -> list[int]:
+    if text is None or text == "all":
+        return available
+    try:
+        wanted = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"{flag} {text!r}: all, or comma-separated integers")
+    missing = [v for v in wanted if v not in available]
+    if missing:
+        _fail(f"{flag}: {run_dir} has no {', '.join(map(str, missing))} (it has {', '.join(map(str, available))})")
+    return wanted
+
+
+GRID_COLUMNS = ("prefix_tokens", "layer", "theta", "metric", "n_languages", "n_edges", "n_subgraphs",
+                "n_single_points", "pearson_r", "pearson_r_undefined_reason", "rho_g", "rho_g_undefined_reason",
+                "cross_r", "cross_r_undefined_reason", "cross_r_degenerate")
+
+
+@graph_app.command("grid")
+def grid_command(
+    similarity: Path = typer.Option(..., "--similarity", help="a similarity run directory (run with --layers all "
+                                                              "for every layer)"),
+    memorization: Path = typer.Option(..., "--memorization", help="a memorization run directory (or a graph "
+                                                                  "merge of several)"),
+    tokens: TokensInput = ...,  # type: ignore[assignment]
+    thetas: str = typer.Option(..., "--thetas", help="thresholds: 0.31,0.33,0.35 or START:STOP:STEP"),
+    out: Path = typer.Option(..., "--out", help="directory for grid.csv, grid.json and grid.png"),
+    layers: Optional[str] = typer.Option(None, help="all (default: every similarity_layer{N}.csv) or 0,6,12"),
+    prefix_tokens: Optional[str] = typer.Option(None, "--prefix-tokens",
+                                                help="all (default: every memorization_p{N}.csv) or 35,85"),
+    tokens_scale: TokensScale = "log",
+    metrics: Metrics = None,
+    figures: bool = typer.Option(True, "--figures/--no-figures", help="write grid.png (ρ_G per layer × θ)"),
+    allow_missing: AllowMissing = False,
+) -> None:
+    """Which settings made Table 1? Pearson r, ρ_G and cross r for every prompt length × layer × θ
+    of one model, with undefined reasons (issue 19 §5): how fragile a reported correlation is."""
+    from babelprobe.families.similarity.graph import graph_nodes, sweep
+
+    try:
+        values = parse_thetas(thetas)
+    except ValueError as exc:
+        _fail(str(exc))
+    if not similarity.is_dir() or not memorization.is_dir():
+        _fail("graph grid reads run directories: --similarity and --memorization must be folders")
+    use_layers = _int_list(layers, _available(similarity, r"similarity_layer(\d+)\.csv", "similarity_layer{N}.csv"),
+                           "--layers", similarity)
+    use_lengths = _int_list(prefix_tokens, _available(memorization, r"memorization_p(\d+)\.csv",
+                                                      "memorization_p{N}.csv"), "--prefix-tokens", memorization)
+    cells: list[dict] = []
+    dropped_any: dict[str, str] = {}
+    for n in use_lengths:
+        for layer in use_layers:
+            sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, n, metrics)
+            dropped_any.update(_check_missing(sim, mem, tok, allow_missing))
+            n_languages = len(graph_nodes(sim, mem, tok).languages)
+            try:
+                results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
+            except ValueError as exc:
+                _fail(f"prompt length {n}, layer {layer}: {exc}")
+            for result in results:
+                for name, m in result.metrics.items():
+                    cells.append({"prefix_tokens": n, "layer": layer, "theta": result.theta, "metric": name,
+                                  "n_languages": n_languages, "n_edges": result.n_edges,
+                                  "n_subgraphs": result.n_subgraphs, "n_single_points": result.n_single_points,
+                                  **m.model_dump()})
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "grid.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(GRID_COLUMNS))
+        writer.writeheader()
+        writer.writerows({k: c[k] for k in GRID_COLUMNS} for c in cells)
+    (out / "grid.json").write_text(json.dumps({"similarity": str(similarity), "memorization": str(memorization),
+                                               "tokens": str(tokens), "tokens_scale": tokens_scale,
+                                               "dropped": dropped_any, "cells": cells}, indent=2) + "\n",
+                                   encoding="utf-8")
+    if figures:
+        from babelprobe.families.similarity.graph_figures import grid_figure
+
+        grid_figure(cells, out / "grid.png", f"ρ_G (intra) vs tokens ({tokens_scale}) per layer × θ")
+    if dropped_any:
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped_any.items()),
+                      soft_wrap=True)
+    table = Table(title=f"grid: {len(use_lengths)} prompt length(s) × {len(use_layers)} layer(s) × {len(values)} θ")
+    for column in ("metric", "statistic", "defined", "min", "max", "undefined: most common reason"):
+        table.add_column(column)
+    from collections import Counter
+
+    for name in dict.fromkeys(c["metric"] for c in cells):
+        mine = [c for c in cells if c["metric"] == name]
+        for stat, label in (("pearson_r", "r"), ("rho_g", "ρ_G"), ("cross_r", "cross r")):
+            defined = [c[stat] for c in mine if c[stat] is not None]
+            reasons = Counter(c[f"{stat}_undefined_reason"] for c in mine if c[stat] is None)
+            table.add_row(name, label, f"{len(defined)}/{len(mine)}",
+                          f"{min(defined):+.2f}" if defined else "—", f"{max(defined):+.2f}" if defined else "—",
+                          plain(reasons.most_common(1)[0][0] or "") if reasons else "")
+    console.print(table)
+    console.print(f"results: {out / 'grid.csv'}")
+
+
+@graph_app.command("merge")
+def merge_command(
+    runs: list[Path] = typer.Argument(..., help="memorization run directories (e.g. runs/mem-*: one per language)"),
+    out: Path = typer.Option(..., "--out", help="directory for the merged memorization*.csv (a MEM input of graph)"),
+) -> None:
+    """Compose per-language memorization runs into one MEM input for correlate/sweep (issue 19 §3)."""
+    from babelprobe.families.similarity.signals import merge_memorization_runs
+
+    try:
+        merged = merge_memorization_runs(runs, out)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    console.print(f"merged {len(runs)} runs at prompt lengths {', '.join(merged['prefix_tokens'])}"
+                  + (f" (left out, not in every run: {', '.join(merged['left_out'])})" if merged["left_out"] else ""))
+    console.print(f"results: {out}")
+
+
 @graph_app.command("draw")
 def draw_command(
     similarity: Path = typer.Option(..., "--similarity", help=SIMILARITY_HELP),

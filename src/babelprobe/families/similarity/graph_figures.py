@@ -130,3 +130,39 @@ def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str, to
     bottom.set_ylabel("count")
     bottom.legend(fontsize=7)
     return _save(fig, path)
+
+
+def grid_figure(cells: Sequence[dict], path: Path, title: str) -> Path:
+    """``graph grid``: intra-topology ρ_G over layer (rows) × θ (columns), one panel per metric
+    (figure rows) and prompt length (figure columns). Undefined cells stay blank (grey)."""
+    metrics = list(dict.fromkeys(c["metric"] for c in cells))
+    lengths = sorted({c["prefix_tokens"] for c in cells})
+    layers = sorted({c["layer"] for c in cells})
+    thetas = sorted({c["theta"] for c in cells})
+    fig, axes = plt.subplots(len(metrics), len(lengths), squeeze=False,
+                             figsize=(1.2 + 0.35 * len(thetas) * len(lengths) + 1.0 * len(lengths),
+                                      0.9 + (0.8 + 0.22 * len(layers)) * len(metrics)))
+    image = None
+    for i, metric in enumerate(metrics):
+        for j, n in enumerate(lengths):
+            values = np.full((len(layers), len(thetas)), np.nan)
+            for c in cells:
+                if c["metric"] == metric and c["prefix_tokens"] == n and c["rho_g"] is not None:
+                    values[layers.index(c["layer"]), thetas.index(c["theta"])] = c["rho_g"]
+            ax = axes[i][j]
+            ax.set_facecolor("#d9d9d9")
+            image = ax.imshow(np.ma.masked_invalid(values), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+            step = max(1, len(thetas) // 8)
+            ax.set_xticks(range(0, len(thetas), step), [f"{t:g}" for t in thetas[::step]], fontsize=6)
+            ax.set_yticks(range(len(layers)), [str(layer) for layer in layers], fontsize=6)
+            ax.set_title(f"{metric}, prompt {n}", fontsize=8)
+            if i == len(metrics) - 1:
+                ax.set_xlabel("θ", fontsize=7)
+            if j == 0:
+                ax.set_ylabel("layer", fontsize=7)
+    if image is not None:
+        fig.colorbar(image, ax=axes, fraction=0.03, label="ρ_G (intra)")
+    fig.suptitle(title, fontsize=9)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path

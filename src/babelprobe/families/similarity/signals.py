@@ -13,13 +13,16 @@ Every problem is a ``DatasetError`` naming file, row and field.
 from __future__ import annotations
 
 import csv
+import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.languages import normalise_code, normalise_codes
 
 SIMILARITY_CSV = "similarity.csv"
 MEMORIZATION_CSV = "memorization.csv"
@@ -102,15 +105,19 @@ def _table(path: Path, required: tuple[str, ...]) -> _Table:
         raise DatasetError(problems)
     values: dict[str, dict[str, float]] = {c: {} for c in columns}
     seen: dict[str, int] = {}
+    written: dict[str, str] = {}  # normalised code -> the code as this file writes it
     for number, row in rows:
-        language = row[0].strip() if row else ""
-        if not language:
+        raw = row[0].strip() if row else ""
+        if not raw:
             problems.append(Problem(str(path), number, "language", "empty language"))
             continue
+        language = normalise_code(raw)  # one code per language for every Shared Path input: iw = he
         if language in seen:
+            same = "" if written[language] == raw else f": {raw!r} and {written[language]!r} are one language"
             problems.append(Problem(str(path), number, "language",
-                                    f"duplicate language {language!r} (first on row {seen[language]})"))
+                                    f"duplicate language {language!r} (first on row {seen[language]}){same}"))
             continue
+        written[language] = raw
         seen[language] = number
         if len(row) != len(header):
             problems.append(Problem(str(path), number, None, f"{len(row)} cells, the header has {len(header)}"))
@@ -127,7 +134,13 @@ def _table(path: Path, required: tuple[str, ...]) -> _Table:
 def read_similarity_csv(path: Path) -> SimilarityMatrix:
     """SIM.csv: square (same languages as rows and columns), numeric, symmetric."""
     table = _table(path, ())
-    columns, values, row_of = table.columns, table.values, table.row_of
+    mapping, clashes = normalise_codes(table.columns)  # the columns name languages too
+    if clashes:
+        raise DatasetError([Problem(str(path), None, ", ".join(codes), f"columns {' and '.join(codes)} are one "
+                                    f"language ({lang})") for lang, codes in clashes.items()])
+    columns = [mapping[c] for c in table.columns]
+    values = {mapping[c]: v for c, v in table.values.items()}
+    row_of = table.row_of
     problems: list[Problem] = []
     row_languages = list(row_of)
     for lang in columns:
@@ -218,6 +231,60 @@ def read_memorization_run(run_dir: Path, prefix_tokens: int | None = None) -> La
         raise DatasetError([Problem(str(run_dir), None, None, f"no {name} here (not a memorization run directory?"
                                     f"{' have: ' + ', '.join(have) if have else ''})")])
     return LanguageSignals(str(path), _table(path, ()).values)
+
+
+def merge_memorization_runs(run_dirs: list[Path], out: Path) -> dict[str, list[str]]:
+    """Per-language memorization runs (``run memorization --langs X``, one per language or group)
+    as one run directory for ``graph``: every ``memorization_p{N}.csv`` all runs share, rows
+    concatenated, and ``memorization.csv`` (the longest shared N). A language in two runs, or
+    runs whose metric columns differ, is an error naming both files; a prompt length only some
+    runs have is left out and returned under "left_out". Writes ``merge.json`` (the sources)."""
+    if not run_dirs:
+        raise ValueError("graph merge needs at least one memorization run directory")
+    lengths: list[set[int]] = []
+    for run_dir in run_dirs:
+        found = {int(m.group(1)) for p in Path(run_dir).glob("memorization_p*.csv")
+                 if (m := re.fullmatch(r"memorization_p(\d+)\.csv", p.name))}
+        if not found:
+            raise DatasetError([Problem(str(run_dir), None, None, "no memorization_p{N}.csv here "
+                                        "(not a memorization run directory?)")])
+        lengths.append(found)
+    shared = sorted(set.intersection(*lengths))
+    if not shared:
+        raise DatasetError([Problem(str(run_dirs[0]), None, None, "the runs share no prompt length")])
+    out.mkdir(parents=True, exist_ok=True)
+    for n in shared:
+        rows: dict[str, tuple[str, list[str]]] = {}  # language -> (file, cells)
+        header: list[str] | None = None
+        first: Path | None = None
+        problems: list[Problem] = []
+        for run_dir in run_dirs:
+            path = Path(run_dir) / f"memorization_p{n}.csv"
+            columns, data = _read_csv(path)
+            if header is None:
+                header, first = columns, path
+            elif columns != header:
+                problems.append(Problem(str(path), None, None, f"columns {columns} differ from {first}'s {header}"))
+                continue
+            for number, cells in data:
+                language = normalise_code(cells[0])  # iw in one run, he in another: one language
+                cells = [language, *cells[1:]]
+                if language in rows:
+                    problems.append(Problem(str(path), number, "language",
+                                            f"{language!r} is also in {rows[language][0]}"))
+                rows[language] = (str(path), cells)
+        if problems:
+            raise DatasetError(problems)
+        with (out / f"memorization_p{n}.csv").open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(header or [])
+            writer.writerows(cells for _, (_, cells) in sorted(rows.items()))
+    (out / MEMORIZATION_CSV).write_text((out / f"memorization_p{max(shared)}.csv").read_text(encoding="utf-8"),
+                                        encoding="utf-8")
+    left_out = sorted(set.union(*lengths) - set(shared))
+    report = {"sources": [str(d) for d in run_dirs], "prefix_tokens": shared, "left_out_prefix_tokens": left_out}
+    (out / "merge.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return {"prefix_tokens": [str(n) for n in shared], "left_out": [str(n) for n in left_out]}
 
 
 STANDIN_TOKENS_CSV = "STAND-IN_speaker_population_as_tokens.csv"

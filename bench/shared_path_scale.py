@@ -1,0 +1,111 @@
+"""Peak RSS and time of the Shared Path pipeline (memorization + similarity + graph) on a
+synthetic 95-language corpus at two sizes, with a bundled model (issue 19 §3).
+
+Each command runs in its own subprocess (``python -m babelprobe ...``) and its peak RSS is that
+child's ru_maxrss (read in a fresh wrapper process, so peaks never mix). Runs use ``--parts
+language``: one language's records in memory at a time, written to parts/ as it finishes.
+
+    python bench/shared_path_scale.py --model bundled:smollm2-135m-instruct --sizes 1,4 --device cpu
+
+Texts are random words (the model's memorization of them is not the point: memory and time are).
+The languages are the study's 95 (mC4's 101 less mn, la, fy, co, hmn, haw), as its code writes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PAPER_LANGUAGES = (
+    "en ru es de fr it pt pl nl tr ja vi id cs zh fa ar sv ro el uk hu da fi no bg hi sk ko th ca ms iw lt sl mr bn "
+    "et lv az gl cy sq ta sr ne lb hy kk ka mt af fil is mk ml ur be eu tg te kn ky sw so my uz km sd gu jv zu si eo "
+    "ga pa ceb mg ps sn gd ku su ht ha ny am yi lo mi sm ig xh st yo"
+).split()
+WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud wind fire "
+         "water earth light dark north south east west city house tree bird sea sun moon").split()
+
+
+def make_inputs(folder: Path, samples: int, sentences: int, seed: int = 0) -> tuple[Path, Path, Path]:
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    mem, par, tok = folder / "samples.jsonl", folder / "parallel.jsonl", folder / "tokens.csv"
+    with mem.open("w") as handle:
+        for lang in PAPER_LANGUAGES:
+            for i in range(samples):
+                text = " ".join(rng.choice(WORDS) for _ in range(60))
+                handle.write(json.dumps({"id": f"{lang}-{i}", "language": lang, "text": text}) + "\n")
+    with par.open("w") as handle:
+        for i in range(sentences):
+            for lang in PAPER_LANGUAGES:
+                text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16)))
+                handle.write(json.dumps({"id": f"s{i}", "language": lang, "text": text}) + "\n")
+    tok.write_text("language,tokens\n" + "".join(f"{lang},{rng.uniform(0.05, 3000):.3f}\n"
+                                                 for lang in PAPER_LANGUAGES))
+    return mem, par, tok
+
+
+def one(cmd: list[str]) -> dict:
+    """Run ``cmd``; its peak RSS (kB -> MB) and seconds."""
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        return {"error": (done.stderr or done.stdout)[-1500:]}
+    return {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+            "seconds": round(seconds, 1)}
+
+
+def measured(cmd: list[str]) -> dict:
+    wrapper = subprocess.run([sys.executable, __file__, "--one", json.dumps(cmd)], capture_output=True, text=True)
+    return json.loads(wrapper.stdout) if wrapper.returncode == 0 else {"error": wrapper.stderr[-1500:]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="bundled:smollm2-135m-instruct")
+    parser.add_argument("--sizes", default="1,4", help="samples per language; parallel sentences = 2x this")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--keep", default=None, help="keep the runs in this folder")
+    args = parser.parse_args()
+    print(f"model {args.model}, device {args.device}, {len(PAPER_LANGUAGES)} languages; "
+          f"load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
+    base = [sys.executable, "-m", "babelprobe"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(args.keep or tmp)
+        for size in [int(s) for s in args.sizes.split(",")]:
+            folder = root / f"size{size}"
+            mem, par, tok = make_inputs(folder, size, 2 * size)
+            common = ["--model", args.model, "--device", args.device, "--no-cache", "--parts", "language"]
+            steps = {
+                "memorization": base + ["run", "memorization", "--data", str(mem), "--out", str(folder / "mem"),
+                                        "--prefix-tokens", "20", "--suffix-tokens", "8", *common],
+                "similarity": base + ["run", "similarity", "--data", str(par), "--out", str(folder / "sim"),
+                                      "--layers", "all", "--typology", "none", "--no-figures", *common],
+                "graph": base + ["graph", "correlate", "--similarity", str(folder / "sim"), "--memorization",
+                                 str(folder / "mem"), "--tokens", str(tok), "--theta", "0.5", "--out",
+                                 str(folder / "graph"), "--no-figures"],
+            }
+            for name, cmd in steps.items():
+                result = measured(cmd)
+                if "error" in result:
+                    print(f"size {size}: {name} failed: {result['error']}", flush=True)
+                    continue
+                items = {"memorization": 95 * size, "similarity": 95 * 2 * size, "graph": 95}[name]
+                print(f"size {size:>3}/lang  {name:12} {items:>6} items  peak RSS {result['peak_rss_mb']:8.1f} MB  "
+                      f"{result['seconds']:8.1f} s", flush=True)
+    print(f"load {os.getloadavg()}", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--one":
+        print(json.dumps(one(json.loads(sys.argv[2]))))
+    else:
+        main()

@@ -1,0 +1,262 @@
+"""Issue 19 §3: runs written per language (``--parts language``) give the whole run's numbers, a
+run stopped mid-way resumes from the parts it wrote (nothing recomputed), and per-language
+memorization runs compose for ``graph`` (``graph merge``). A tiny Llama built here stands in for a
+real checkpoint (the bundled Gemma is too slow for eight runs)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pandas as pd
+import pytest
+from transformers import LlamaConfig, LlamaForCausalLM
+from typer.testing import CliRunner
+
+from babelprobe import store
+from babelprobe.cli import app
+from babelprobe.families.memorization.config import MemorizationConfig
+from babelprobe.families.similarity.config import SimilarityConfig
+from babelprobe.families.similarity.signals import read_memorization
+from babelprobe.models import load_backend
+from babelprobe.pipeline import run
+from babelprobe.store import read_manifest
+from tiny_models import DECODER, WORDS, save_tiny, tiny_model
+
+LANGS = ["de", "en", "zh"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """(spec, backend, samples file, parallel file): a tiny Llama and texts in its vocabulary."""
+    folder = tmp_path_factory.mktemp("scale")
+    target = save_tiny(tiny_model(LlamaForCausalLM, LlamaConfig(**DECODER)), folder / "model")
+    spec = f"hf:{target}"
+    rng = random.Random(0)
+    samples, parallel = folder / "samples.jsonl", folder / "parallel.jsonl"
+    with samples.open("w") as handle:
+        for lang in LANGS:
+            for i in range(2):
+                handle.write(json.dumps({"language": lang, "text": " ".join(rng.choice(WORDS) for _ in range(40))}) + "\n")
+    with parallel.open("w") as handle:
+        for i in range(3):
+            for lang in ["en", "de", "ru", "ja"]:
+                words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
+                handle.write(json.dumps({"id": f"s{i}", "language": lang, "text": words}) + "\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BABELPROBE_HOME", str(folder / "home"))
+        return spec, load_backend(spec, device="cpu"), samples, parallel
+
+
+def _memorization(tiny, out, **extra) -> MemorizationConfig:
+    spec, _, samples, _ = tiny
+    settings = dict(model=spec, data=samples, langs=LANGS, prefix_tokens=[10, 20], suffix_tokens=8, out=out,
+                    cache=None, bootstrap_resamples=200, seed=1)
+    return MemorizationConfig(**{**settings, **extra})
+
+
+def test_memorization_in_parts_equals_the_whole_run_and_resumes(tiny, tmp_path, monkeypatch):
+    backends = {tiny[0]: tiny[1]}
+    whole = run(_memorization(tiny, tmp_path / "whole"), backends=backends)
+    parts = run(_memorization(tiny, tmp_path / "parts", parts="language"), backends=backends)
+    assert parts.manifest.parts == {"de": "computed", "en": "computed", "zh": "computed"}
+    assert sorted(p.name for p in (tmp_path / "parts" / "parts").glob("*.parquet")) == \
+        ["de.parquet", "en.parquet", "zh.parquet"]
+    a, b = (pd.read_csv(tmp_path / d / "memorization.csv") for d in ("whole", "parts"))
+    assert list(a["language"]) == list(b["language"]) == ["de", "en", "zh"]
+    pd.testing.assert_frame_equal(a, b, rtol=1e-5)  # batches differ (one language each): float noise only
+    assert whole.manifest.items == parts.manifest.items and whole.manifest.errors == parts.manifest.errors
+    assert whole.manifest.requests.unique == parts.manifest.requests.unique
+
+    # a run stopped after its first language: the next run resumes from parts/ and recomputes nothing of it
+    written = []
+    real_write = store.write_part
+
+    def write_then_stop(out, key, stamp, records):
+        real_write(out, key, stamp, records)
+        written.append(key)
+        raise KeyboardInterrupt  # killed right after the first part was written
+
+    monkeypatch.setattr(store, "write_part", write_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        run(_memorization(tiny, tmp_path / "killed", parts="language"), backends=backends)
+    monkeypatch.setattr(store, "write_part", real_write)
+    assert written == ["de"] and not (tmp_path / "killed" / store.MANIFEST).exists()
+    resumed = run(_memorization(tiny, tmp_path / "killed", parts="language"), backends=backends)
+    assert resumed.manifest.parts == {"de": "resumed", "en": "computed", "zh": "computed"}
+    assert resumed.manifest.requests.unique < parts.manifest.requests.unique  # de's requests not sent again
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "killed" / "items.parquet"),
+                                  pd.read_parquet(tmp_path / "parts" / "items.parquet"))
+    # another setting is another stamp: an unfinished run's parts are computed again, not reused
+    (tmp_path / "killed" / store.MANIFEST).unlink()
+    changed = run(_memorization(tiny, tmp_path / "killed", parts="language", suffix_tokens=6), backends=backends)
+    assert set(changed.manifest.parts.values()) == {"computed"}
+
+    # per-language runs compose: graph merge of a de run and an en,zh run = the whole run's table
+    run(_memorization(tiny, tmp_path / "mem-de", langs=["de"]), backends=backends)
+    run(_memorization(tiny, tmp_path / "mem-rest", langs=["en", "zh"]), backends=backends)
+    merged = CliRunner().invoke(app, ["graph", "merge", str(tmp_path / "mem-de"), str(tmp_path / "mem-rest"),
+                                      "--out", str(tmp_path / "merged")])
+    assert merged.exit_code == 0, merged.output
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "merged" / "memorization.csv"), a, rtol=1e-5)
+    assert set(read_memorization(tmp_path / "merged").values["PM"]) == {"de", "en", "zh"}
+    twice = CliRunner().invoke(app, ["graph", "merge", str(tmp_path / "mem-de"), str(tmp_path / "whole"),
+                                     "--out", str(tmp_path / "bad")])
+    assert twice.exit_code == 2 and "'de' is also in" in twice.output
+
+
+def test_similarity_in_parts_equals_the_whole_run(tiny, tmp_path):
+    backends = {tiny[0]: tiny[1]}
+    common = dict(model=tiny[0], data=tiny[3], layers=[1, -1], typology="none", figures=False, cache=None)
+    run(SimilarityConfig(out=tmp_path / "whole", **common), backends=backends)
+    parts = run(SimilarityConfig(out=tmp_path / "parts", parts="language", **common), backends=backends)
+    assert set(parts.manifest.parts) == {"en", "de", "ru", "ja"}
+    for name in ("similarity.csv", "similarity_layer1.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "whole" / name), pd.read_csv(tmp_path / "parts" / name),
+                                      rtol=1e-4)
+    assert read_manifest(tmp_path / "parts").items == 12
+    help_text = CliRunner().invoke(app, ["run", "similarity", "--help"]).output
+    assert "--parts" in help_text
+
+
+def test_merge_refuses_inputs_that_are_not_memorization_runs(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(app, ["graph", "merge", str(tmp_path / "empty"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "no memorization_p{N}.csv here" in result.output
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, rows in ((a, "language,EM,PM\nxx,0.5,-3\n"), (b, "language,EM\nyy,0.1\n")):
+        folder.mkdir()
+        (folder / "memorization_p20.csv").write_text(rows)
+    result = CliRunner().invoke(app, ["graph", "merge", str(a), str(b), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "differ from" in result.output
+
+
+# ---------------------------------------------------------------- issue 19 §5: graph grid
+
+def _grid_runs(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    langs = ["en", "de", "fr", "ru", "ja", "zh", "ar", "hi"]
+    sim, mem = tmp_path / "sim", tmp_path / "mem"
+    sim.mkdir()
+    mem.mkdir()
+    for layer in (0, 3, 6):
+        points = rng.normal(size=(len(langs), 3))
+        points /= np.linalg.norm(points, axis=1, keepdims=True)
+        matrix = points @ points.T
+        frame = pd.DataFrame(matrix, index=pd.Index(langs, name="language"), columns=langs)
+        frame.to_csv(sim / f"similarity_layer{layer}.csv")
+    frame.to_csv(sim / "similarity.csv")
+    for n in (10, 20):
+        pd.DataFrame({"language": langs, "PM": rng.normal(size=len(langs)), "EM": [0.0] * len(langs)}) \
+            .to_csv(mem / f"memorization_p{n}.csv", index=False)
+    tokens = tmp_path / "tokens.csv"
+    pd.DataFrame({"language": langs, "tokens": rng.uniform(1, 1000, size=len(langs))}).to_csv(tokens, index=False)
+    return sim, mem, tokens
+
+
+def test_graph_grid_sweeps_prompt_length_layer_and_theta(tmp_path):
+    sim, mem, tokens = _grid_runs(tmp_path)
+    args = ["graph", "grid", "--similarity", str(sim), "--memorization", str(mem), "--tokens", str(tokens),
+            "--thetas", "0.0:0.6:0.3", "--out", str(tmp_path / "grid")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    grid = pd.read_csv(tmp_path / "grid" / "grid.csv")
+    assert len(grid) == 2 * 3 * 3 * 2  # prompt lengths × layers × θ × metrics
+    assert set(grid["prefix_tokens"]) == {10, 20} and set(grid["layer"]) == {0, 3, 6}
+    assert (tmp_path / "grid" / "grid.png").stat().st_size > 1000
+    # EM is constant: every statistic of it is undefined, with its reason, never a number
+    em = grid[grid["metric"] == "EM"]
+    assert em["pearson_r"].isna().all() and em["pearson_r_undefined_reason"].notna().all()
+    # each cell equals `graph correlate` at that prompt length, layer and θ
+    one = CliRunner().invoke(app, ["graph", "correlate", "--similarity", str(sim), "--memorization", str(mem),
+                                   "--tokens", str(tokens), "--theta", "0.3", "--layer", "3", "--prefix-tokens", "20",
+                                   "--out", str(tmp_path / "one"), "--no-figures"])
+    assert one.exit_code == 0, one.output
+    expected = json.loads((tmp_path / "one" / "graph.json").read_text())["metrics"]["PM"]
+    cell = grid[(grid["prefix_tokens"] == 20) & (grid["layer"] == 3) & (grid["theta"] == 0.3) & (grid["metric"] == "PM")]
+    for stat in ("pearson_r", "rho_g", "cross_r"):
+        got = cell[stat].iloc[0]
+        assert (pd.isna(got) and expected[stat] is None) or got == pytest.approx(expected[stat]), stat
+    only = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "g2"), "--layers", "6", "--prefix-tokens",
+                                    "10", "--no-figures"])
+    assert only.exit_code == 0 and len(pd.read_csv(tmp_path / "g2" / "grid.csv")) == 3 * 2
+    missing = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "g3"), "--layers", "9"])
+    assert missing.exit_code == 2 and "has no 9" in missing.output
+
+
+# ---------------------------------------------------------------- issue 19 §4: one code per language, FLORES+
+
+def test_one_language_code_normaliser_for_every_shared_path_input(tmp_path):
+    from babelprobe.data.validation import DatasetError
+    from babelprobe.families.memorization.data import load_samples
+    from babelprobe.families.similarity.signals import read_similarity_csv, read_tokens
+    from babelprobe.languages import normalise_code
+
+    pairs = {"iw": "he", "heb_Hebr": "he", "cmn_Hans": "zh", "zh-Hant": "zh", "nob_Latn": "no", "tgl_Latn": "fil",
+             "fil": "fil", "arb_Arab": "ar", "pes_Arab": "fa", "zsm_Latn": "ms", "EN": "en", "ceb": "ceb",
+             "kmr_Latn": "ku", "in": "id", "xx": "xx"}
+    assert {code: normalise_code(code) for code in pairs} == pairs
+    # the token counts write iw, the similarity matrix he: the same node
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("language,tokens\niw,17\nen,2733\nfil,2.1\n")
+    assert read_tokens(tokens, "log") == {"he": 17.0, "en": 2733.0, "fil": 2.1}
+    sim = tmp_path / "sim.csv"
+    sim.write_text("language,he,en,tl\nhe,1,0.5,0.2\nen,0.5,1,0.3\ntl,0.2,0.3,1\n")
+    assert read_similarity_csv(sim).languages == ("he", "en", "fil")
+    # two codes of one language in one input: reported, never merged or dropped
+    both = tmp_path / "both.csv"
+    both.write_text("language,tokens\niw,17\nhe,16\n")
+    with pytest.raises(DatasetError, match="'he' and 'iw' are one language"):
+        read_tokens(both, "log")
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    (samples / "iw.jsonl").write_text(json.dumps({"text": "שלום עולם"}) + "\n")
+    (samples / "en.jsonl").write_text(json.dumps({"text": "hello world"}) + "\n")
+    assert {s.language for s in load_samples(samples)} == {"he", "en"}
+    assert [s.language for s in load_samples(samples, langs=["iw"])] == ["he"]
+    (samples / "he.jsonl").write_text(json.dumps({"text": "עוד"}) + "\n")
+    with pytest.raises(DatasetError, match="he and iw are one language"):
+        load_samples(samples)
+
+
+def _flores_fixture(root):
+    """FLORES+ in its release layout: <split>/<iso639-3>_<Script>.parquet, its columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = {"heb_Hebr": "משפט", "eng_Latn": "sentence", "cmn_Hans": "句子简", "cmn_Hant": "句子繁",
+             "nob_Latn": "setning", "arb_Arab": "جملة"}
+    for split, ids in (("dev", [0, 1, 2]), ("devtest", [0, 1])):
+        (root / split).mkdir(parents=True, exist_ok=True)
+        for code, text in texts.items():
+            lang, script = code.split("_")
+            rows = [{"id": i, "iso_639_3": lang, "iso_15924": script, "glottocode": "abcd1234",
+                     "text": f"{text} {split} {i}", "url": "https://example.org", "domain": "wikinews",
+                     "topic": "x", "has_image": False, "has_hyperlink": False, "last_updated": "2.0"} for i in ids]
+            pq.write_table(pa.Table.from_pylist(rows), root / split / f"{code}.parquet")
+    return root
+
+
+def test_flores_plus_fetch_from_a_local_copy(tmp_path):
+    from babelprobe.data.fetch import fetch_dataset
+    from babelprobe.families.similarity.data import load_parallel
+
+    source = _flores_fixture(tmp_path / "flores-plus-release")
+    result = fetch_dataset("flores-plus", tmp_path / "flores", source=str(source))
+    data = tmp_path / "flores" / "flores_plus.parquet"
+    frame = pd.read_parquet(data)
+    assert sorted(frame["language"].unique()) == ["ar", "en", "he", "no", "zh"]
+    assert len(frame) == 5 * 5 and set(frame["split"]) == {"dev", "devtest"}
+    assert frame[frame["language"] == "zh"]["flores_code"].unique().tolist() == ["cmn_Hans"]  # the usual script
+    codes = pd.read_csv(tmp_path / "flores" / "codes.csv").set_index("flores_code")
+    assert codes.loc["cmn_Hant", "file"].startswith("flores_plus_other_varieties.parquet")  # reported, kept
+    assert len(pd.read_parquet(tmp_path / "flores" / "flores_plus_other_varieties.parquet")) == 5
+    sentences = load_parallel(data, ["iw", "en"])  # the memorization files' code finds FLORES+'s Hebrew
+    assert {s.language for s in sentences} == {"he", "en"} and len(sentences) == 10
+    assert result.record.rows == 30
+    assert CliRunner().invoke(app, ["validate", str(data), "--probe", "similarity"]).exit_code == 0
+    only = fetch_dataset("flores-plus", tmp_path / "only", source=str(source), langs=["iw", "eng_Latn"])
+    assert sorted(pd.read_parquet(tmp_path / "only" / "flores_plus.parquet")["language"].unique()) == ["en", "he"]
+    assert only.record.langs == ["iw", "eng_Latn"]
