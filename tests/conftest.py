@@ -28,6 +28,15 @@ def smollm2():
 
 
 @pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory) -> Path:
+    """A tiny random T5 with a real SentencePiece tokenizer (tests/tiny_models.py: build_tiny_t5):
+    ``tiny_t5 / "model"``, ``tiny_t5 / "samples.jsonl"``."""
+    from tiny_models import build_tiny_t5
+
+    return build_tiny_t5(tmp_path_factory.mktemp("t5"))
+
+
+@pytest.fixture(scope="session")
 def release_dir(tmp_path_factory) -> Path:
     """The bundled Polyglot-or-Not facts in the release's layout: one <lang>.parquet per language,
     no language column, several objects and stems joined by " <br> " (so these tests run on a

@@ -1,10 +1,9 @@
 """The memorization probe end to end on real models: the bundled Gemma (decoder-only) and a tiny
-T5 built here from a config, with a SentencePiece tokenizer trained on a few hundred lines."""
+T5 built from a config with a SentencePiece tokenizer (conftest.py: tiny_t5)."""
 
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +15,6 @@ from babelprobe.models.base import Generate, LogLikelihood, Tokenize
 from babelprobe.pipeline import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "memorization_demo.jsonl"
-WORDS = "the quick brown fox jumps over lazy dog der die das und ist ein eine le la les est une un".split()
 
 
 @pytest.mark.slow
@@ -75,33 +73,6 @@ def test_memorization_run_on_gemma(gemma, tmp_path):
     assert report.exit_code == 0 and "memorization by prompt length" in report.output
     compare = CliRunner().invoke(app, ["memorization", "compare", str(tmp_path / "run"), str(tmp_path / "run")])
     assert compare.exit_code == 0 and "PM@20" in compare.output, compare.output
-
-
-@pytest.fixture(scope="module")
-def tiny_t5(tmp_path_factory) -> Path:
-    import sentencepiece as spm
-    from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
-
-    root = tmp_path_factory.mktemp("t5")
-    rng = random.Random(0)
-    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 15))) for _ in range(300)]
-    (root / "corpus.txt").write_text("\n".join(lines))
-    spm.SentencePieceTrainer.train(input=str(root / "corpus.txt"), model_prefix=str(root / "sp"), vocab_size=50,
-                                   model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, minloglevel=2)
-    sp = spm.SentencePieceProcessor(model_file=str(root / "sp.model"))
-    tokenizer = T5Tokenizer(vocab=[(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())],
-                            extra_ids=20)
-    torch.manual_seed(0)
-    config = T5Config(vocab_size=len(tokenizer), d_model=32, d_ff=64, num_layers=2, num_heads=2, d_kv=16,
-                      decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
-                      eos_token_id=tokenizer.eos_token_id)
-    model_dir = root / "model"
-    T5ForConditionalGeneration(config).save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
-    samples = root / "samples.jsonl"
-    samples.write_text("\n".join(json.dumps({"id": f"s{i}", "language": "und", "text": " ".join(lines[i * 8:(i + 1) * 8])})
-                                 for i in range(4)))
-    return root
 
 
 @pytest.mark.slow

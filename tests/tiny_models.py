@@ -49,3 +49,41 @@ def save_tiny(model: PreTrainedModel, target: Path) -> Path:
     model.save_pretrained(target)
     tiny_tokenizer().save_pretrained(target)
     return target
+
+
+T5_WORDS = "the quick brown fox jumps over lazy dog der die das und ist ein eine le la les est une un".split()
+T5_LANGUAGES = ("en", "de", "fr", "ru")
+
+
+def build_tiny_t5(root: Path, samples_per_language: int = 2) -> Path:
+    """A tiny random T5 with a real SentencePiece (unigram) tokenizer trained here on a few hundred
+    lines: its pieces include the lone "▁" (e.g. "▁die" -> "▁", "d", "i", "e"), as mT5's do, and
+    20 sentinels. Writes ``root/model`` and ``root/samples.jsonl`` (``samples_per_language`` texts
+    of ~80 pieces in each of T5_LANGUAGES) and returns ``root``."""
+    import json
+    import random
+
+    import sentencepiece as spm
+    from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
+
+    rng = random.Random(0)
+    lines = [" ".join(rng.choice(T5_WORDS) for _ in range(rng.randint(5, 15))) for _ in range(300)]
+    (root / "corpus.txt").write_text("\n".join(lines))
+    spm.SentencePieceTrainer.train(input=str(root / "corpus.txt"), model_prefix=str(root / "sp"), vocab_size=50,
+                                   model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(root / "sp.model"))
+    tokenizer = T5Tokenizer(vocab=[(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())],
+                            extra_ids=20)
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=len(tokenizer), d_model=32, d_ff=64, num_layers=2, num_heads=2, d_kv=16,
+                      decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
+                      eos_token_id=tokenizer.eos_token_id)
+    T5ForConditionalGeneration(config).save_pretrained(root / "model")
+    tokenizer.save_pretrained(root / "model")
+    rows, i = [], 0
+    for language in T5_LANGUAGES:
+        for k in range(samples_per_language):
+            rows.append({"id": f"{language}{k}", "language": language, "text": " ".join(lines[i * 8:(i + 1) * 8])})
+            i += 1
+    (root / "samples.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    return root

@@ -41,7 +41,7 @@ class Generate(_Frozen):
     ``repetition_penalty`` (None: off) is transformers' CTRL-style penalty on every token already
     in the sequence, prompt included (the Shared Path authors' generation used 1.2)."""
 
-    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"prompt_ids", "repetition_penalty"})
+    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"prompt_ids", "repetition_penalty", "encoder_eos"})
     kind: Literal["generate"] = "generate"
     prompt: str | None = None
     messages: tuple[ChatMessage, ...] | None = None
@@ -52,6 +52,9 @@ class Generate(_Frozen):
     logprobs: bool = False
     prompt_ids: tuple[int, ...] | None = None
     repetition_penalty: float | None = Field(default=None, gt=0)
+    # encoder-decoders: False feeds the encoder ids without the tokenizer's </s> (the Shared Path
+    # authors' mt5.py); None: as the tokenizer wraps a text. Decoder-only backends have no encoder.
+    encoder_eos: bool | None = None
 
     @model_validator(mode="after")
     def _one_prompt(self) -> "Generate":
@@ -65,12 +68,13 @@ class LogLikelihood(_Frozen):
     """Log-probability of ``continuation`` given ``context``: as texts (the boundary rule:
     tokenization.py) or as token ids (exactly one of the two forms)."""
 
-    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"context_ids", "continuation_ids"})
+    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"context_ids", "continuation_ids", "encoder_eos"})
     kind: Literal["loglikelihood"] = "loglikelihood"
     context: str | None = None
     continuation: str | None = None
     context_ids: tuple[int, ...] | None = None
     continuation_ids: tuple[int, ...] | None = None
+    encoder_eos: bool | None = None  # as Generate.encoder_eos
 
     @model_validator(mode="after")
     def _one_form(self) -> "LogLikelihood":

@@ -3,9 +3,16 @@
 It answers ``Tokenize``, ``LogLikelihood`` (log P(continuation | context) with the context as the
 encoder input and the continuation as the decoder's target, teacher-forced) and ``Generate``
 (greedy or sampled decoding from an encoder input). Ids given in a request are wrapped the way the
-tokenizer wraps a text (T5 appends ``</s>`` to the encoder
-input); the decoder starts from the model's ``decoder_start_token_id``. Next-token and
-hidden-state requests are decoder-only notions here and raise (the runner records the error).
+tokenizer wraps a text (T5 appends ``</s>`` to the encoder input) unless the request sets
+``encoder_eos=False`` (the Shared Path authors' mt5.py feeds the corrupted ids bare); the decoder
+starts from the model's ``decoder_start_token_id``.
+
+``HiddenStates`` are read from the encoder stack (Shared Path §4.1 language similarity for mT5,
+Tables 9-11): index 0 is the embeddings, index i the output of encoder block i, the last one after
+the encoder's final layer norm (transformers' ``encoder_hidden_states``); the encoder is the stack
+that reads the sentence, with bidirectional attention, while the decoder would need a target to
+read (README: "Language similarity for encoder-decoders"). Next-token requests are a decoder-only
+notion here and raise (the runner records the error).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ class Seq2SeqBackend:
 
     is_encoder_decoder = True
     has_chat_template = False
-    supported_kinds = frozenset({"tokenize", "generate", "loglikelihood"})  # models/registry.py
+    supported_kinds = frozenset({"tokenize", "generate", "loglikelihood", "hidden_states"})  # models/registry.py
 
     def __init__(self, model: PreTrainedModel, tokenizer, fingerprint: Fingerprint, max_length: int | None = None):
         if not tokenizer.is_fast:
@@ -84,9 +91,9 @@ class Seq2SeqBackend:
                 return with_special[:start], with_special[start + len(plain) :]
         return [], []
 
-    def _encoder_ids(self, ids: Sequence[int]) -> list[int]:
+    def _encoder_ids(self, ids: Sequence[int], encoder_eos: bool | None = None) -> list[int]:
         before, after = self._wrapping
-        wrapped = before + list(ids) + after
+        wrapped = list(ids) if encoder_eos is False else before + list(ids) + after
         if len(wrapped) > self.max_length:
             raise ValueError(f"input of {len(wrapped)} tokens exceeds the maximum length {self.max_length}")
         return wrapped
@@ -114,10 +121,10 @@ class Seq2SeqBackend:
         inputs, targets = [], []
         for r in requests:
             if r.uses_ids:
-                inputs.append(self._encoder_ids(r.context_ids))
+                inputs.append(self._encoder_ids(r.context_ids, r.encoder_eos))
                 targets.append(list(r.continuation_ids))
             else:
-                inputs.append(self._encoder_ids(self._text_ids(r.context)))
+                inputs.append(self._encoder_ids(self._text_ids(r.context), r.encoder_eos))
                 targets.append(self._text_ids(r.continuation))
             if not targets[-1]:
                 raise ValueError("empty continuation: nothing to score")
@@ -151,7 +158,8 @@ class Seq2SeqBackend:
             groups.setdefault((r.max_tokens, r.temperature, r.seed, r.repetition_penalty), []).append(i)
         for (max_tokens, temperature, seed, penalty), members in groups.items():
             rows = [self._encoder_ids(requests[i].prompt_ids if requests[i].prompt_ids is not None
-                                      else self._text_ids(requests[i].prompt or "")) for i in members]
+                                      else self._text_ids(requests[i].prompt or ""), requests[i].encoder_eos)
+                    for i in members]
             ids, mask = self._pad(rows, self.pad_id)
             sampling = temperature > 0
             ctx = contextlib.nullcontext()
@@ -182,5 +190,29 @@ class Seq2SeqBackend:
     def next_token(self, requests: Sequence[NextToken]) -> list[NextTokenResult]:
         raise NotImplementedError("next-token requests need a decoder-only model")
 
+    @torch.inference_mode()
     def hidden_states(self, requests: Sequence[HiddenStates]) -> list[HiddenStatesResult]:
-        raise NotImplementedError("hidden-state requests are not implemented for encoder-decoder models")
+        """Pooled encoder hidden states of each text, encoded as the tokenizer encodes it (``</s>``
+        appended for T5). ``mean`` averages every real position; ``mean-text`` the text's own
+        tokens (``</s>``, like a decoder-only model's BOS, is the same token in every text);
+        ``last``: the last real position. Right padding, masked out of the means."""
+        rows = [self._encoder_ids(self._text_ids(r.text)) for r in requests]
+        ids, mask = self._pad(rows, self.pad_id)
+        out = self.model.get_encoder()(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        self.stats.forward_calls += 1
+        self.stats.sequences += len(rows)
+        before, after = self._wrapping
+        results = []
+        for i, r in enumerate(requests):
+            length = len(rows[i])
+            keep = torch.zeros(ids.shape[1], 1, device=ids.device)
+            if r.pooling == "mean-text" and length > len(before) + len(after):
+                keep[len(before) : length - len(after)] = 1
+            else:
+                keep[:length] = 1
+            vectors = []
+            for layer in r.layers:
+                h = out.hidden_states[layer][i].float()
+                vectors.append((h[length - 1] if r.pooling == "last" else (h * keep).sum(0) / keep.sum()).tolist())
+            results.append(HiddenStatesResult(vectors=vectors))
+        return results

@@ -72,10 +72,8 @@ def choose_probe(config: MemorizationConfig, backend) -> SuffixProbe | SpanProbe
     if getattr(backend, "is_encoder_decoder", False):
         if config.reference:
             raise ValueError("--reference works with decoder-only models (it scores the suffix given the prefix)")
-        return SpanProbe(config.prefix_tokens, config.suffix_tokens, config.offset, config.noise_density,
-                         config.mean_span_length, config.repetition_penalty, config.min_k, config.seed)
-    return SuffixProbe(config.prefix_tokens, config.suffix_tokens, config.offset, config.repetition_penalty,
-                       config.rm_units, config.min_k, config.seed)
+        return SpanProbe.from_config(config)
+    return SuffixProbe.from_config(config)
 
 
 @dataclass

@@ -35,6 +35,12 @@ the summed log-probability of exactly the masked tokens (not the sentinels) give
 input, teacher-forced on the whole target. No RM (as the paper). The control permutes the masked
 tokens among the span positions (seeded), keeping the sentinels; its zlib ratio uses the real
 spans' text (the same tokens in another order).
+
+``--preset authors`` (config.PRESETS) switches the span probe to the authors' mt5.py /
+logprob_mt5.py: their span placement (span_corruption.authors_spans), the encoder input without
+``</s>``, their EM (spans both sequences have; at most 19 new tokens, transformers' default
+``max_length=20`` with the decoder start token, as their ``generate`` call sets no length) and PM
+without whitespace-only pieces; and both probes to a random window offset and repetition penalty 1.2.
 """
 
 from __future__ import annotations
@@ -69,7 +75,23 @@ from babelprobe.models.base import (
     Tokenize,
     TokenizeResult,
 )
-from babelprobe.families.memorization.span_corruption import Corruption, corrupt, noise_count, noise_spans, span_exact_match
+from babelprobe.families.memorization.span_corruption import (
+    Corruption,
+    authors_exact_match,
+    authors_span_count,
+    authors_spans,
+    corrupt,
+    noise_count,
+    noise_spans,
+    span_exact_match,
+    whitespace_piece,
+)
+
+# transformers' default GenerationConfig.max_length (20) less the decoder start token: the longest
+# output of the authors' mt5.py, whose generate call sets no length
+AUTHORS_SPAN_NEW_TOKENS = 19
+# mt5.py reads sentinels up to <extra_id_15> as span ends (extract_spans_from_tokens_precisely)
+AUTHORS_SENTINELS = 16
 
 Offset = Literal["first", "random"]
 
@@ -240,6 +262,12 @@ class SuffixProbe(_BaseProbe):
             raise ValueError(f"unknown RM units {rm!r}: tokens, words")
         self.rm = rm
 
+    @classmethod
+    def from_config(cls, config) -> "SuffixProbe":
+        """From a MemorizationConfig (its preset already resolved into the fields)."""
+        return cls(config.prefix_tokens, config.suffix_tokens, config.offset, config.repetition_penalty,
+                   config.rm_units, config.min_k, config.seed)
+
     def control_text(self, window: Window) -> str:
         key = f"{window.sample.sample_id}/{window.start}/{window.prefix_tokens}"
         return shuffle_units(window.suffix_text, self.seed, key)
@@ -290,14 +318,36 @@ class SpanProbe(_BaseProbe):
 
     def __init__(self, prefix_tokens: list[int], suffix_tokens: int = 15, offset: Offset = "first",
                  noise_density: float | None = None, mean_span_length: float = 3.0,
-                 repetition_penalty: float | None = None, min_k: float = 0.2, seed: int = 0):
+                 repetition_penalty: float | None = None, min_k: float = 0.2, seed: int = 0,
+                 layout: Literal["t5", "authors"] = "t5", encoder_eos: bool = True,
+                 em: Literal["strict", "authors"] = "strict", pm_whitespace: Literal["keep", "drop"] = "keep"):
         super().__init__(prefix_tokens, suffix_tokens, offset, repetition_penalty, min_k, seed)
         if noise_density is not None and not 0 < noise_density < 1:
             raise ValueError(f"noise density must be in (0, 1), got {noise_density}")
         if mean_span_length < 1:
             raise ValueError(f"mean span length must be at least 1, got {mean_span_length}")
         self.noise_density, self.mean_span_length = noise_density, mean_span_length
+        self.layout, self.encoder_eos, self.em, self.pm_whitespace = layout, encoder_eos, em, pm_whitespace
         self.sentinels: tuple[int, ...] = ()
+
+    @classmethod
+    def from_config(cls, config) -> "SpanProbe":
+        """From a MemorizationConfig (its preset already resolved into the fields)."""
+        return cls(config.prefix_tokens, config.suffix_tokens, config.offset, config.noise_density,
+                   config.mean_span_length, config.repetition_penalty, config.min_k, config.seed,
+                   config.span_layout, config.encoder_eos, config.span_em, config.pm_whitespace)
+
+    def span_count(self, masked: int) -> int:
+        if self.layout == "authors":
+            return authors_span_count(masked, self.mean_span_length)
+        return max(1, round(masked / self.mean_span_length))
+
+    def spans_for(self, length: int, seed: int) -> list[tuple[int, int]]:
+        """The masked spans of a ``length``-token window, seeded: T5's layout or the authors'."""
+        masked = self.masked_count(length)
+        if self.layout == "authors":
+            return authors_spans(length, masked, self.mean_span_length, random.Random(seed))
+        return noise_spans(length, masked, self.mean_span_length, np.random.default_rng(seed))
 
     def masked_count(self, window_length: int) -> int:
         if self.noise_density is None:
@@ -306,8 +356,9 @@ class SpanProbe(_BaseProbe):
 
     def sentinel_requests(self) -> list[Tokenize]:
         """``<extra_id_k>`` for as many spans as the longest window can have (+1 terminator)."""
-        most = max(max(1, round(self.masked_count(n + self.suffix_tokens) / self.mean_span_length))
-                   for n in self.prefix_lengths)
+        most = max(self.span_count(self.masked_count(n + self.suffix_tokens)) for n in self.prefix_lengths)
+        if self.em == "authors":
+            most = max(most, AUTHORS_SENTINELS - 1)
         return [Tokenize(text=f"<extra_id_{k}>") for k in range(most + 1)]
 
     def set_sentinels(self, results: list[TokenizeResult]) -> None:
@@ -319,9 +370,9 @@ class SpanProbe(_BaseProbe):
         self.sentinels = tuple(ids)
 
     def _window(self, window: Window) -> Window:
-        rng = np.random.default_rng(_seed(self.seed, window.sample.sample_id, window.prefix_tokens, window.start))
-        length = len(window.ids)
-        spans = noise_spans(length, self.masked_count(length), self.mean_span_length, rng)
+        seed = _seed(self.seed, window.sample.sample_id, window.prefix_tokens, window.start)
+        spans = self.spans_for(len(window.ids), seed)
+        rng = np.random.default_rng(seed)  # the control's permutation
         corruption = corrupt(window.ids, spans, self.sentinels)
         masked = [corruption.target_ids[p] for p in corruption.masked_positions]
         permuted = [masked[i] for i in rng.permutation(len(masked))]
@@ -336,11 +387,27 @@ class SpanProbe(_BaseProbe):
 
     def requests(self, window: Window) -> list[Request]:
         c = window.corruption
+        eos = None if self.encoder_eos else False  # None keeps the request keys of earlier runs
+        length = AUTHORS_SPAN_NEW_TOKENS if self.em == "authors" else len(c.target_ids) + 1
         return [
-            Generate(prompt_ids=c.input_ids, max_tokens=len(c.target_ids) + 1, repetition_penalty=self.repetition_penalty),
-            LogLikelihood(context_ids=c.input_ids, continuation_ids=c.target_ids),
-            LogLikelihood(context_ids=c.input_ids, continuation_ids=window.control_target),
+            Generate(prompt_ids=c.input_ids, max_tokens=length, repetition_penalty=self.repetition_penalty,
+                     encoder_eos=eos),
+            LogLikelihood(context_ids=c.input_ids, continuation_ids=c.target_ids, encoder_eos=eos),
+            LogLikelihood(context_ids=c.input_ids, continuation_ids=window.control_target, encoder_eos=eos),
         ]
+
+    def pm_positions(self, window: Window, result: LogLikelihoodResult) -> list[int]:
+        """Target positions PM sums: the masked tokens (not the sentinels), less whitespace-only
+        pieces with ``pm_whitespace="drop"`` (logprob_mt5.py), read from the scored tokens."""
+        positions = list(window.corruption.masked_positions)
+        if self.pm_whitespace == "drop":
+            positions = [p for p in positions if not whitespace_piece(result.tokens[p])]
+        return positions
+
+    def exact(self, generated: list[int], target: tuple[int, ...], next_sentinel: int) -> bool:
+        if self.em == "authors":
+            return authors_exact_match(generated, target, self.sentinels)  # outputs are cut at </s>
+        return span_exact_match(generated, target, next_sentinel)
 
     def score(self, window: Window, responses: list) -> MemorizationRecord:
         generation, likelihood, control = responses
@@ -348,17 +415,17 @@ class SpanProbe(_BaseProbe):
         c = window.corruption
         next_sentinel = self.sentinels[len(c.spans)]
         generated = list(generation.token_ids)
-        positions = list(c.masked_positions)
+        positions = self.pm_positions(window, likelihood)
         text = self.span_text(window)
         values = dict(
             window_start=window.start, prefix_text=window.text_between(0, len(window.ids)), suffix_text=text,
             generated_text=generation.text, suffix_ids=list(c.target_ids), generated_ids=generated,
-            spans=[list(s) for s in c.spans], exact_match=span_exact_match(generated, c.target_ids, next_sentinel),
+            spans=[list(s) for s in c.spans], exact_match=self.exact(generated, c.target_ids, next_sentinel),
             ended_early=len(generated) < len(c.target_ids),
             token_logprobs=[likelihood.token_logprobs[p] for p in positions],
             pm_greedy=likelihood.greedy,
-            control_exact_match=span_exact_match(generated, window.control_target, next_sentinel),
+            control_exact_match=self.exact(generated, window.control_target, next_sentinel),
             **self._likelihood_scores(likelihood, positions, text),
-            **self._likelihood_scores(control, positions, text, "control_"),
+            **self._likelihood_scores(control, self.pm_positions(window, control), text, "control_"),
         )
         return self._record(window.sample, window.prefix_tokens, window.sample_tokens, "scored", **values)

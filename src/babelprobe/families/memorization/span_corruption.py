@@ -8,10 +8,19 @@ spans is ``round(num_noise / mean_span_length)`` (at least 1). ``corrupt`` build
 span replaced by one sentinel ``<extra_id_k>``) and target (each sentinel followed by its span),
 without the final ``</s>`` (the backend adds it to the encoder input as the tokenizer would; the
 target is scored and compared up to it).
+
+``authors_spans`` and ``authors_exact_match`` transcribe the Shared Path authors' mt5.py
+(``random_sample_and_corrupt_batch``, ``extract_spans_from_tokens_precisely`` and the sample-level
+check of ``evaluate_predictions_token_level_precisely``), used by ``--preset authors``. Their span
+placement differs from T5's: span lengths start at 1 and the rest is dealt one token at a time to
+a random span; each span, in that order, starts anywhere it fits among the free positions (a
+masked token and its two neighbours are taken), so the window may start masked and need not end
+masked (first/last token masked in ~12% of 50-token windows each, against 0% / 100% for T5).
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -50,6 +59,39 @@ def noise_spans(length: int, num_noise: int, mean_span_length: float, rng: np.ra
     return spans
 
 
+def authors_span_count(num_noise: int, mean_span_length: float) -> int:
+    """mt5.py: ``max(1, int(num_tokens_to_mask / mean_span_length))`` (truncation, not rounding)."""
+    return max(1, int(num_noise / mean_span_length))
+
+
+def authors_spans(length: int, num_noise: int, mean_span_length: float, rng: random.Random) -> list[tuple[int, int]]:
+    """The authors' span placement (mt5.py ``random_sample_and_corrupt_batch``), step for step and
+    with the same calls on Python's ``random`` (so a ``random.Random`` in the same state draws the
+    same spans): sorted, non-overlapping, non-adjacent [start, end) ranges."""
+    if not 1 <= num_noise < length:
+        raise ValueError(f"cannot mask {num_noise} of {length} tokens")
+    num_spans = authors_span_count(num_noise, mean_span_length)
+    lengths = [1] * num_spans
+    remaining = num_noise - num_spans
+    while remaining > 0:
+        lengths[rng.randint(0, num_spans - 1)] += 1
+        remaining -= 1
+    available = list(range(length))  # a list, as theirs: rng.choice depends on its order
+    free = set(available)
+    spans = []
+    for span_len in lengths:
+        starts = [pos for pos in available if all(pos + offset in free for offset in range(span_len))]
+        if not starts:
+            raise ValueError(f"no room for a span of {span_len} tokens in a {length}-token window")
+        start = rng.choice(starts)
+        spans.append((start, start + span_len))
+        for index in range(start - 1, start + span_len + 1):  # the span and one token either side
+            if index in free:
+                free.discard(index)
+                available.remove(index)
+    return sorted(spans)
+
+
 @dataclass(frozen=True)
 class Corruption:
     input_ids: tuple[int, ...]
@@ -83,3 +125,49 @@ def span_exact_match(generated: Sequence[int], target: Sequence[int], next_senti
     if generated[: len(target)] != target:
         return False
     return len(generated) == len(target) or generated[len(target)] == next_sentinel
+
+
+def authors_spans_of(ids: Sequence[int], sentinels: Sequence[int], eos: int | None = None,
+                     max_extra_id: int = 5) -> list[list[int]]:
+    """mt5.py ``extract_spans_from_tokens_precisely``: the spans of a target or an output, read
+    from ``<extra_id_0>`` on, each sentinel in order opening the next span; any other sentinel or
+    ``</s>`` closes the current one (their ``max_extra_id=5`` and the range of ids they treat as
+    sentinels, 15 below <extra_id_0>, are kept)."""
+    spans: list[list[int]] = []
+    current: list[int] = []
+    capturing, expected = False, 0
+    stop_ids = set(sentinels[: max_extra_id + 10 + 1]) | ({eos} if eos is not None else set())
+    for token in ids:
+        if expected < len(sentinels) and token == sentinels[expected]:
+            if capturing:
+                spans.append(current)
+                current = []
+            capturing = True
+            expected += 1
+            if expected > max_extra_id:
+                capturing = False
+        elif token in stop_ids:
+            if capturing:
+                spans.append(current)
+            capturing = False
+        elif capturing:
+            current.append(token)
+    if capturing and current:
+        spans.append(current)
+    return spans
+
+
+def authors_exact_match(generated: Sequence[int], target: Sequence[int], sentinels: Sequence[int],
+                        eos: int | None = None) -> bool:
+    """mt5.py's sample-level EM: every span present in both the output and the target is equal;
+    spans the output does not have are not compared (so an output missing spans can match)."""
+    predicted, expected = authors_spans_of(generated, sentinels, eos), authors_spans_of(target, sentinels, eos)
+    return all(p == t for p, t in zip(predicted, expected))
+
+
+def whitespace_piece(piece: str) -> bool:
+    """A token that decodes to whitespace only (SentencePiece's lone "▁", or a byte-fallback
+    whitespace byte): logprob_mt5.py leaves these out of PM (``decode(id).strip() == ""``)."""
+    if piece in ("<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>"):
+        return True
+    return piece.replace("\u2581", " ").strip() == ""
