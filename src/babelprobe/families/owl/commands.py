@@ -1,4 +1,6 @@
-"""OWL's own commands: ``babelprobe convert owl-release`` and ``babelprobe rescore owl``."""
+"""OWL's own commands: ``babelprobe convert owl-release``, ``babelprobe rescore owl`` and the
+App. B.4 presence commands ``babelprobe corpus index`` / ``corpus presence`` (in the ``corpus``
+group that memorization's ``corpus sample`` shares)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from babelprobe.report.terminal import plain
 
 def register(root: CommandRoot) -> None:
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
+    register_presence(root)
 
     @rescore_app.command("owl")
     def rescore_owl(
@@ -75,3 +78,80 @@ def register(root: CommandRoot) -> None:
         except OSError as exc:
             unwritable(out, exc)
         console.print(f"[green]ok[/green]: {len(items)} passage versions -> {out}")
+
+
+def register_presence(root: CommandRoot) -> None:
+    corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
+
+    @corpus_app.command("index")
+    def corpus_index(
+        inputs: list[Path] = typer.Argument(..., help="text files (one document each), JSONL/CSV/Parquet files (one "
+                                                      "document per row), or directories of them"),
+        out: Path = typer.Option(..., "--out", help="new folder for the index (its path must not hold the words "
+                                                    "tokenized, table, offset, metadata, metaoff, unigram)"),
+        text_field: str = typer.Option("text", help="the document column of JSONL/CSV/Parquet inputs"),
+        cpus: Optional[int] = typer.Option(None, help="indexing processes (default: every CPU; small corpora use fewer)"),
+        mem: int = typer.Option(4, help="GiB of memory infini-gram's indexer may plan for"),
+    ) -> None:
+        """Index a local corpus with infini-gram (byte-level, exact counts) for `corpus presence` (OWL App. B.4)."""
+        from babelprobe.families.owl.presence import PresenceError, build_index
+
+        try:
+            manifest = build_index(inputs, out, text_field, cpus, mem, log=lambda m: console.print(plain(m)))
+        except (DatasetError, PresenceError) as exc:
+            fail(str(exc))
+        mb = manifest.corpus_bytes / 1e6
+        console.print(f"[green]ok[/green]: {manifest.documents} documents, {mb:.2f} MB -> {plain(str(out))} "
+                      f"({manifest.index_bytes / 1e6:.2f} MB on disk, {manifest.index_bytes / max(1, manifest.corpus_bytes):.1f}x; "
+                      f"{manifest.build_seconds:.1f} s; self-check: {len(manifest.self_check)} checks passed)")
+
+    @corpus_app.command("presence")
+    def corpus_presence(
+        passages: Path = typer.Option(..., "--passages", help="JSONL/CSV/Parquet with passage_id and text (optional "
+                                                              "language, book_id), or an OWL dataset"),
+        out: Path = typer.Option(..., "--out", help="folder for presence.jsonl"),
+        index: Optional[Path] = typer.Option(None, "--index", help="a local index from `corpus index`"),
+        api: Optional[str] = typer.Option(None, "--api", help="the infini-gram API instead (e.g. https://api.infini-gram.io/)"),
+        api_index: Optional[str] = typer.Option(None, "--api-index", help="its index (OWL: v4_olmo-2-1124-13b-instruct_llama)"),
+        langs: Optional[str] = typer.Option(None, help="only passages in these languages (comma-separated codes)"),
+        concurrency: int = typer.Option(4, help="API requests in flight at most", min=1),
+        cache: Optional[Path] = typer.Option(None, help="API answers kept here (default OUT/infini-gram-cache.jsonl): a "
+                                                        "re-run sends nothing twice"),
+    ) -> None:
+        """Search each passage in a pretraining corpus (OWL App. B.4): exact, then 40/30/20-word windows."""
+        from babelprobe.families.owl.presence import (ApiCounter, LocalIndex, PresenceError, load_passages,
+                                                      match_counts, run_presence, write_presence)
+
+        if (index is None) == (api is None):
+            fail("give --index IDX (a local index) or --api URL --api-index NAME")
+        if api is not None and not api_index:
+            fail("--api needs --api-index (e.g. v4_olmo-2-1124-13b-instruct_llama)")
+        try:
+            items = load_passages(passages, comma_list(langs) if langs else None)
+            if not items:
+                fail(f"{passages}: no passages" + (f" in {langs}" if langs else ""))
+            out_dir(out)
+            counter = LocalIndex(index) if index is not None else \
+                ApiCounter(api, api_index, cache or out / "infini-gram-cache.jsonl", concurrency=concurrency)
+        except (DatasetError, PresenceError) as exc:
+            fail(str(exc))
+        try:
+            done = run_presence(items, counter)
+        finally:
+            if isinstance(counter, ApiCounter):
+                counter.close()
+        path = write_presence(done.rows, out)
+        counts = match_counts(done.rows)
+        table = Table(title=f"presence of {len(done.rows)} passages (OWL Fig. 9)")
+        for col in ("match", "passages", "%"):
+            table.add_column(col, justify="left" if col == "match" else "right")
+        for match, n in counts.items():
+            if n or match != "error":
+                table.add_row(match, str(n), f"{100 * n / len(done.rows):.1f}")
+        console.print(table)
+        extra = f"; API: {counter.sent} sent, {counter.cached} from cache" if isinstance(counter, ApiCounter) else ""
+        console.print(f"{done.queries} counts in {done.seconds:.2f} s ({1000 * done.seconds / len(done.rows):.1f} ms "
+                      f"per passage){extra}")
+        console.print(f"presence: {plain(str(path))}")
+        if counts.get("error"):
+            console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
