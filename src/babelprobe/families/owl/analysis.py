@@ -53,6 +53,7 @@ class TaskSummary(BaseModel):
     overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
     # App. B.4 / Fig. 10 (run owl --presence): "seen"/"unseen" overall, then "<language group>/seen" ...
     by_presence: list[Cell] = []
+    by_language_presence: list[Cell] = []  # "<language>/seen", "<language>/unseen" (the profile's columns)
 
 
 class OwlSummary(BaseModel):
@@ -72,13 +73,16 @@ def seen_label(match: object) -> str | None:
     return "unseen" if match == "none" else None
 
 
-def presence_cells(items: pd.DataFrame, column: str, n_resamples: int, seed: int) -> list[Cell]:
-    """Accuracy (or chrF++) of seen vs unseen passages, overall and per language group (Fig. 10)."""
+def presence_cells(items: pd.DataFrame, column: str, n_resamples: int, seed: int,
+                   by: str = "language_group") -> list[Cell]:
+    """Accuracy (or chrF++) of seen vs unseen passages, overall and per language group (Fig. 10)
+    (``by="language"``: per language only)."""
     if "presence" not in items or items["presence"].isna().all():
         return []
     items = items.assign(seen=items["presence"].map(seen_label)).dropna(subset=["seen"])
-    cells = [_cell(str(k), g, column, n_resamples, seed) for k, g in items.groupby("seen", sort=True)]
-    for (group, seen), g in items.groupby(["language_group", "seen"], sort=True):
+    cells = [] if by == "language" else [_cell(str(k), g, column, n_resamples, seed)
+                                         for k, g in items.groupby("seen", sort=True)]
+    for (group, seen), g in items.groupby([by, "seen"], sort=True):
         cells.append(_cell(f"{group}/{seen}", g, column, n_resamples, seed))
     return cells
 
@@ -142,6 +146,7 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
         book_language_n={str(b): {str(lang): len(g) for lang, g in bg.groupby("language")}
                          for b, bg in scored.groupby("book_id")},
         by_presence=presence_cells(items, column, n_resamples, seed),
+        by_language_presence=presence_cells(items, column, n_resamples, seed, by="language"),
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]
