@@ -22,6 +22,7 @@ from babelprobe.report.terminal import plain
 def register(root: CommandRoot) -> None:
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
     register_presence(root)
+    register_quantization(root)
 
     @rescore_app.command("owl")
     def rescore_owl(
@@ -155,3 +156,59 @@ def register_presence(root: CommandRoot) -> None:
         console.print(f"presence: {plain(str(path))}")
         if counts.get("error"):
             console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
+
+
+def register_quantization(root: CommandRoot) -> None:
+    owl_app = root.group("owl", "OWL analyses across runs (App. E).")
+
+    @owl_app.command("quantization")
+    def owl_quantization(
+        baseline: Path = typer.Argument(..., help="the full-precision run (an owl run directory)"),
+        runs: list[Path] = typer.Argument(..., help="quantized runs of the same model on the same passages"),
+        resamples: int = typer.Option(10_000, help="paired bootstrap resamples per cell", min=100),
+        seed: int = typer.Option(0),
+        out: Optional[Path] = typer.Option(None, help="also write the tables as JSON here"),
+    ) -> None:
+        """OWL Tables 10-12: each run's change from the baseline in points, paired bootstrap CI per cell (App. E)."""
+        from babelprobe.families.owl.quantization import GROUPS, format_delta, quantization_tables
+        from babelprobe.runs import read_run
+
+        frames, labels = {}, []
+        for run_dir in [baseline, *runs]:
+            try:
+                stored = read_run(run_dir)
+            except (FileNotFoundError, ValueError) as exc:
+                fail(str(exc))
+            if stored.manifest.probe != "owl":
+                fail(f"{run_dir}: not an owl run ({stored.manifest.probe})")
+            label = stored.manifest.model.spec
+            if label in labels:
+                label = f"{label} ({run_dir.name})"
+            labels.append(label)
+            frames[label] = store.read_items(run_dir)
+        base_label = labels[0]
+        report = quantization_tables(frames.pop(base_label), frames, base_label, resamples, seed)
+        for t in report.tables:
+            table = Table(title=f"{t.name}: {t.title}; runs as change from {plain(base_label)} "
+                                f"(points, paired 95% CI; * the CI excludes 0)")
+            table.add_column("model", no_wrap=True)
+            table.add_column("perturbation")
+            for group in GROUPS:
+                table.add_column(group, justify="right")
+            for row in t.rows:
+                cells = {c.group: c for c in row.cells}
+                table.add_row(plain(base_label), row.perturbation,
+                              *(f"{cells[g].baseline:.1f} (n={cells[g].n})" if g in cells else "-" for g in GROUPS))
+            for label in report.runs:
+                for row in t.rows:
+                    cells = {c.group: c for c in row.cells}
+                    table.add_row(f"+ {plain(label)}", row.perturbation,
+                                  *(format_delta(cells[g].deltas[label]) if g in cells and label in cells[g].deltas
+                                    else "-" for g in GROUPS))
+            console.print(table)
+        if out is not None:
+            try:
+                out.write_text(report.model_dump_json(indent=2))
+            except OSError as exc:
+                unwritable(out, exc)
+            console.print(f"tables: {plain(str(out))}")
