@@ -240,3 +240,28 @@ def test_api_path_matches_the_local_index_through_faults_and_caches(corpus, tmp_
         wrong.close()
         assert all(r.match is None and "Invalid index: v4_no_such_index" in r.error for r in errors)
         assert not (tmp_path / "other.jsonl").read_text()  # errors are not cached
+
+
+def test_commands_write_presence_jsonl(tmp_path):
+    """`corpus index` and `corpus presence` on the bundled public-domain demo corpus and OWL passages."""
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+    from babelprobe.config import BUNDLED_DATA
+
+    cli = CliRunner()
+    done = cli.invoke(app, ["corpus", "index", str(BUNDLED_DATA / "owl_corpus_demo.jsonl"), "--out", str(tmp_path / "idx")])
+    assert done.exit_code == 0, done.output
+    done = cli.invoke(app, ["corpus", "presence", "--passages", str(BUNDLED_DATA / "owl_demo.jsonl"),
+                            "--index", str(tmp_path / "idx"), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in (tmp_path / "out" / "presence.jsonl").read_text().splitlines()]
+    got = {(r["book_id"], r["language"]): r["match"] for r in rows}
+    assert len(rows) == 12 and set(rows[0]) >= {"passage_id", "match", "count", "window"}
+    # verbatim in the corpus: exact; another edition's quotes: a 40-word window; French spacing
+    # before ';' (a different typography of the same text): none, the noisy label the README warns of
+    assert got[("don-quixote", "en")] == got[("anna-karenina", "ru")] == got[("metamorphosis", "de")] == "exact"
+    assert got[("alice", "en")] == "window-40" and got[("les-miserables", "fr")] == "none"
+    done = cli.invoke(app, ["corpus", "presence", "--passages", str(BUNDLED_DATA / "owl_demo.jsonl"),
+                            "--out", str(tmp_path / "o2")])
+    assert done.exit_code == 2 and "--index IDX" in done.output
