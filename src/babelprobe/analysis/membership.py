@@ -36,12 +36,14 @@ def tpr_at_fpr(scores: Sequence[float], labels: Sequence[int], fpr: float) -> fl
     n1, n0 = int(y.sum()), int((1 - y).sum())
     if n1 == 0 or n0 == 0:
         raise ValueError("TPR at FPR needs members and non-members")
-    best = 0.0
-    for threshold in np.unique(s):
-        flagged = s >= threshold
-        if (flagged & (y == 0)).sum() / n0 <= fpr:
-            best = max(best, (flagged & (y == 1)).sum() / n1)
-    return float(best)
+    # the ROC curve's points: flag everything scoring >= each distinct score, highest first
+    order = np.argsort(-s, kind="mergesort")
+    s, y = s[order], y[order]
+    last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last index of each distinct score
+    tprs = np.cumsum(y)[last] / n1
+    fprs = np.cumsum(1 - y)[last] / n0
+    ok = fprs <= fpr
+    return float(tprs[ok].max()) if ok.any() else 0.0
 
 
 class MembershipCell(BaseModel):

@@ -23,6 +23,7 @@ def register(root: CommandRoot) -> None:
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
     register_presence(root)
     register_quantization(root)
+    register_membership(root)
 
     @rescore_app.command("owl")
     def rescore_owl(
@@ -121,7 +122,7 @@ def register_presence(root: CommandRoot) -> None:
     ) -> None:
         """Search each passage in a pretraining corpus (OWL App. B.4): exact, then 40/30/20-word windows."""
         from babelprobe.families.owl.presence import (ApiCounter, LocalIndex, PresenceError, load_passages,
-                                                      match_counts, run_presence, write_presence)
+                                                      match_counts, run_presence, write_presence, write_samples)
 
         if (index is None) == (api is None):
             fail("give --index IDX (a local index) or --api URL --api-index NAME")
@@ -142,6 +143,7 @@ def register_presence(root: CommandRoot) -> None:
             if isinstance(counter, ApiCounter):
                 counter.close()
         path = write_presence(done.rows, out)
+        samples = write_samples(items, out)
         counts = match_counts(done.rows)
         table = Table(title=f"presence of {len(done.rows)} passages (OWL Fig. 9)")
         for col in ("match", "passages", "%"):
@@ -154,6 +156,8 @@ def register_presence(root: CommandRoot) -> None:
         console.print(f"{done.queries} counts in {done.seconds:.2f} s ({1000 * done.seconds / len(done.rows):.1f} ms "
                       f"per passage){extra}")
         console.print(f"presence: {plain(str(path))}")
+        if samples is not None:
+            console.print(f"as memorization samples (for `owl membership`): {plain(str(samples))}")
         if counts.get("error"):
             console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
 
@@ -212,3 +216,55 @@ def register_quantization(root: CommandRoot) -> None:
             except OSError as exc:
                 unwritable(out, exc)
             console.print(f"tables: {plain(str(out))}")
+
+
+def register_membership(root: CommandRoot) -> None:
+    owl_app = root.group("owl", "OWL analyses across runs (App. E).")
+
+    @owl_app.command("membership")
+    def owl_membership(
+        run_dir: Path = typer.Argument(..., help="a memorization run over OUT/samples.jsonl of `corpus presence`"),
+        presence: Path = typer.Option(..., "--presence", help="presence.jsonl (members: seen; non-members: none)"),
+        data: Optional[Path] = typer.Option(None, help="the OWL dataset: group by language group (default: by language)"),
+        resamples: int = typer.Option(1000, help="bootstrap resamples per cell", min=100),
+        out: Optional[Path] = typer.Option(None, help="also write the cells as JSON here"),
+    ) -> None:
+        """Membership scores vs presence labels: AUROC, TPR at 1%/5% FPR per group, bootstrap CIs."""
+        import json
+
+        from babelprobe.families.owl.data import load_owl
+        from babelprobe.families.owl.membership import membership_cells, membership_frame
+        from babelprobe.families.owl.presence import read_presence, sample_id
+
+        try:
+            manifest = store.read_manifest(run_dir)
+            items = store.read_items(run_dir)
+            rows = read_presence(presence)
+            groups = {sample_id(i.book_id, i.passage_id, i.language): i.language_group for i in load_owl(data)} \
+                if data else None
+        except (FileNotFoundError, ValueError) as exc:
+            fail(str(exc))
+        if manifest.probe != "memorization":
+            fail(f"{run_dir}: not a memorization run ({manifest.probe}); run `babelprobe run memorization --data "
+                 "OUT/samples.jsonl` on the passages first")
+        frame = membership_frame(items, rows, groups)
+        if frame.empty or frame["member"].nunique() < 2:
+            fail("membership needs scored passages labelled both seen and unseen")
+        cells = membership_cells(frame, resamples)
+        table = Table(title=f"membership scores vs presence ({int(frame['member'].sum())} members, "
+                            f"{int((1 - frame['member']).sum())} non-members; 95% bootstrap CIs)")
+        for col in ("score", "group", "members", "non-members", "AUROC", "TPR@1%FPR", "TPR@5%FPR"):
+            table.add_column(col, justify="left" if col in ("score", "group") else "right")
+        for c in cells:
+            table.add_row(c.score, plain(c.group), str(c.members), str(c.non_members),
+                          f"{c.auroc:.2f} ({c.auroc_low:.2f}-{c.auroc_high:.2f})",
+                          f"{c.tpr_at_1:.2f} ({c.tpr_at_1_low:.2f}-{c.tpr_at_1_high:.2f})",
+                          f"{c.tpr_at_5:.2f} ({c.tpr_at_5_low:.2f}-{c.tpr_at_5_high:.2f})")
+        console.print(table)
+        console.print("Min-K%++ is not computed (it needs vocabulary-wide log-prob statistics per position). "
+                      "Presence labels are noisy: an edition or spacing the corpus does not hold counts as unseen.")
+        if out is not None:
+            try:
+                out.write_text(json.dumps([c.model_dump() for c in cells], indent=2))
+            except OSError as exc:
+                unwritable(out, exc)

@@ -191,6 +191,26 @@ def read_presence(path: Path) -> list[PresenceRow]:
     return rows
 
 
+def sample_id(book_id: str | None, passage_id: str, language: str | None) -> str:
+    """The id a passage gets in samples.jsonl (and a membership run's items): book/passage/language."""
+    return "/".join(p for p in (book_id, passage_id, language) if p)
+
+
+def write_samples(passages: list[Passage], out: Path) -> Path | None:
+    """OUT/samples.jsonl: the passages as memorization samples (``id``, ``language``, ``text``), so
+    `run memorization --data OUT/samples.jsonl` scores them (loss, Min-K%, zlib ratio, reference
+    ratio) for `owl membership`. None when the passages carry no language."""
+    rows = [p for p in passages if p.language]
+    if not rows:
+        return None
+    path = out / "samples.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for p in rows:
+            handle.write(json.dumps({"id": sample_id(p.book_id, p.passage_id, p.language), "language": p.language,
+                                     "text": p.text.strip(), "source": "owl passage"}, ensure_ascii=False) + "\n")
+    return path
+
+
 def write_presence(rows: list[PresenceRow], out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / PRESENCE_FILE
