@@ -51,11 +51,49 @@ class TaskSummary(BaseModel):
     errors_taxonomy: dict[str, int] = {}
     frequent_wrong: dict[str, list[tuple[str, int]]] = {}  # language -> [(answer, count)]
     overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
+    # App. B.4 / Fig. 10 (run owl --presence): "seen"/"unseen" overall, then "<language group>/seen" ...
+    by_presence: list[Cell] = []
+    by_language_presence: list[Cell] = []  # "<language>/seen", "<language>/unseen" (the profile's columns)
 
 
 class OwlSummary(BaseModel):
     tokenizer: str = "o200k_base (bpe-openai)"
     tasks: list[TaskSummary]
+    # Fig. 9: passages (book, passage) per match type of the presence search; empty without --presence
+    presence_matches: dict[str, int] = {}
+
+
+SEEN_MATCHES = ("exact", "window-40", "window-30", "window-20")
+
+
+def seen_label(match: object) -> str | None:
+    """App. B.4: any exact or window match is "seen", "none" is "unseen"; not searched: None."""
+    if match in SEEN_MATCHES:
+        return "seen"
+    return "unseen" if match == "none" else None
+
+
+def presence_cells(items: pd.DataFrame, column: str, n_resamples: int, seed: int,
+                   by: str = "language_group") -> list[Cell]:
+    """Accuracy (or chrF++) of seen vs unseen passages, overall and per language group (Fig. 10)
+    (``by="language"``: per language only)."""
+    if "presence" not in items or items["presence"].isna().all():
+        return []
+    items = items.assign(seen=items["presence"].map(seen_label)).dropna(subset=["seen"])
+    cells = [] if by == "language" else [_cell(str(k), g, column, n_resamples, seed)
+                                         for k, g in items.groupby("seen", sort=True)]
+    for (group, seen), g in items.groupby([by, "seen"], sort=True):
+        cells.append(_cell(f"{group}/{seen}", g, column, n_resamples, seed))
+    return cells
+
+
+def presence_matches(items: pd.DataFrame) -> dict[str, int]:
+    """Fig. 9: one count per passage (book, passage id), by the label its versions carry."""
+    if "presence" not in items or items["presence"].isna().all():
+        return {}
+    passages = items.dropna(subset=["presence"]).drop_duplicates(["book_id", "passage_id"])
+    counts = Counter(passages["presence"])
+    return {m: counts.get(m, 0) for m in (*SEEN_MATCHES, "none")}
 
 
 def error_category(row: pd.Series) -> str:
@@ -107,6 +145,8 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
         book_language=matrix,
         book_language_n={str(b): {str(lang): len(g) for lang, g in bg.groupby("language")}
                          for b, bg in scored.groupby("book_id")},
+        by_presence=presence_cells(items, column, n_resamples, seed),
+        by_language_presence=presence_cells(items, column, n_resamples, seed, by="language"),
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]
@@ -123,7 +163,8 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
 
 def summarise_owl(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> OwlSummary:
     return OwlSummary(tasks=[summarise_task(g, n_resamples, seed)
-                             for _, g in items.groupby(["task", "perturbation"], sort=False)])
+                             for _, g in items.groupby(["task", "perturbation"], sort=False)],
+                      presence_matches=presence_matches(items))
 
 
 class Delta(BaseModel):

@@ -24,4 +24,6 @@ class OwlConfig(RunOptions, FiguresOption, BootstrapOption):
     max_tokens: int = option(100, "new tokens for direct probing and name cloze", ge=1)
     prefix_max_tokens: int = option(200, "new tokens for prefix probing", ge=1)
     batch_size: int = option(8, "requests per generation batch", ge=1)
+    presence: Path | None = option(None, "presence.jsonl from `babelprobe corpus presence`: accuracy of seen vs "
+                                         "unseen passages (App. B.4, Figs. 9-10)")
 

@@ -44,6 +44,9 @@ class OwlItem(BaseModel):
     names: tuple[str, ...] = ()
     year: int | None = None
     source: str = ""
+    # App. B.4: how the passage was found in the pretraining corpus (exact, window-40/30/20, none),
+    # set from `run owl --presence presence.jsonl`; None: not searched
+    presence: str | None = None
 
     @property
     def passage_type(self) -> str:

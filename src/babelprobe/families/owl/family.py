@@ -37,6 +37,10 @@ class OwlFamily(Family[OwlConfig]):
     def load(self, config: OwlConfig) -> list[OwlItem]:
         items = load_owl(config.data, config.langs)
         items = sample_groups(items, lambda i: (i.book_id, i.passage_id), config.limit, config.seed)
+        if config.presence is not None:
+            from babelprobe.families.owl.presence import attach_presence
+
+            items = attach_presence(items, config.presence)
         probes = [OwlProbe(task, perturbation, config.shots) for task, perturbation in task_perturbations(config)]
         if items and not any(probe.applies(i) for probe in probes for i in items):
             raise DatasetError([Problem(str(config.data), None, "names", "no passage has a character name, which "

@@ -109,6 +109,7 @@ class OwlRecord(BaseModel):
     gold_author: str
     gold_names: list[str]
     error: str | None = None
+    presence: str | None = None  # App. B.4 match of the passage (run owl --presence); None: not searched
 
 
 def perturb(passage: str, names: tuple[str, ...], perturbation: str, seed: int, key: str, language: str = "") -> str:
@@ -202,7 +203,7 @@ class OwlProbe:
             language_group=item.language_group, passage_type=item.passage_type, task=self.task,
             perturbation=self.perturbation, shots=self.shots, passage_tokens=passage_tokens(item.passage),
             prompt=self._prompt_or_empty(item), gold_titles=list(item.titles), gold_author=item.author,
-            gold_names=list(item.names), **values,
+            gold_names=list(item.names), presence=item.presence, **values,
         )
 
     def _prompt_or_empty(self, item: OwlItem) -> str:

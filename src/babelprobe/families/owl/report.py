@@ -44,9 +44,39 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
         if t.overlap:
             line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
         console.print(line, soft_wrap=True, highlight=False)
+    print_presence(summary, console)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {plain(summary.tokenizer)} "
                       f"tokens; {manifest.timings.get('total', 0):.1f} s total")
+
+
+PRESENCE_COLUMNS = ("seen", "unseen", "original/seen", "original/unseen", "official/seen", "official/unseen",
+                    "unseen/seen", "unseen/unseen")
+
+
+def _presence_header(column: str) -> str:
+    # "unseen/seen": passages of the unseen-translation group whose passage was seen in the corpus
+    return column.replace("unseen/", "unseen tr./") if "/" in column else f"all {column}"
+
+
+def print_presence(summary: OwlSummary, console: Console) -> None:
+    """App. B.4: Fig. 9 (match types) and Fig. 10 (accuracy of seen vs unseen passages)."""
+    if not summary.presence_matches:
+        return
+    total = sum(summary.presence_matches.values())
+    console.print("presence in the corpus (Fig. 9, passages): " + ", ".join(
+        f"{k} {v} ({100 * v / total:.0f}%)" for k, v in summary.presence_matches.items()), highlight=False)
+    table = Table(title="seen (exact or window match) vs unseen passages (OWL App. B.4, Fig. 10), 95% CIs")
+    table.add_column("task / perturbation", no_wrap=True)
+    for column in PRESENCE_COLUMNS:
+        table.add_column(_presence_header(column), justify="right")
+    for t in summary.tasks:
+        scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
+        cells = {c.group: c for c in t.by_presence}
+        table.add_row(f"{t.task} / {t.perturbation}", *(
+            f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}) n={c.n}"
+            if (c := cells.get(col)) and c.n else "-" for col in PRESENCE_COLUMNS))
+    console.print(table)
 
 
 def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
@@ -108,8 +138,22 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
                      verdict])
     table = ItemTable(["task", "language", "book", "prompt", "model output", "gold", "verdict"], rows,
                       filters=["task", "language", "book"])
+    presence = []
+    if summary.presence_matches:
+        total = sum(summary.presence_matches.values())
+        presence.append(HtmlTable("passages by match type in the corpus (OWL Fig. 9)", ["match", "passages", "share"],
+                                  [[k, str(v), f"{100 * v / total:.0f}%"] for k, v in summary.presence_matches.items()]))
+        for t in summary.tasks:
+            presence.append(HtmlTable(f"{t.task} / {t.perturbation}: seen vs unseen passages (Fig. 10)",
+                                      ["passages", "n", "errors", "value"],
+                                      [[_presence_header(c.group), str(c.n), str(c.errors),
+                                        pct(c.value, c.ci_low, c.ci_high, _owl_scale(t.task))] for c in t.by_presence]))
     return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], [overview] + by_language,
                     [figure(fig) for _, fig in owl_figure_list(summary)]),
+            *([Section("presence in the pretraining corpus (App. B.4)",
+                       ["seen: the passage (its English version where searched) matched exactly or by a 40/30/20-word "
+                        "window; unseen: no match. An exact-match label is noisy: a passage can be seen in another "
+                        "edition or spacing and still count as unseen."], tables=presence)] if presence else []),
             Section("error taxonomy", tables=taxonomy),
             Section("items", ["every passage version as prompted, with the model's raw output"], items=table)]
 
@@ -120,6 +164,9 @@ def owl_profile(summary: OwlSummary) -> list[ProfileMetric]:
         scale = _owl_scale(t.task)
         out += [ProfileMetric(f"OWL {t.task} ({t.perturbation})", c.group, scale * c.value, scale * c.ci_low,
                               scale * c.ci_high, c.n) for c in t.by_language if c.n]
+        out += [ProfileMetric(f"OWL {t.task} ({t.perturbation}), {c.group.rsplit('/', 1)[1]} passages",
+                              c.group.rsplit("/", 1)[0], scale * c.value, scale * c.ci_low, scale * c.ci_high, c.n)
+                for c in t.by_language_presence if c.n]
     return out
 
 
