@@ -109,6 +109,7 @@ class OwlRecord(BaseModel):
     gold_author: str
     gold_names: list[str]
     error: str | None = None
+    modality: str = "text"  # text, audio (OWL §2.4: families/owl/audio.py) or asr (Whisper transcript)
 
 
 def perturb(passage: str, names: tuple[str, ...], perturbation: str, seed: int, key: str, language: str = "") -> str:
