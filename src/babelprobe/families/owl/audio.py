@@ -253,13 +253,6 @@ def load_clips(folder: Path, items: list[OwlItem]) -> Clips:
     return Clips(folder, {k: e for k, (_, e) in by_key.items()})
 
 
-class OwlRecordAudio(OwlRecord):
-    audio_file: str | None = None
-    audio_sha256: str | None = None
-    audio_wer: float | None = None  # the file's Whisper round-trip WER (manifest)
-    audio_flagged: bool | None = None
-
-
 class OwlAudioProbe(OwlProbe):
     """The text probe's prompt with the passage given as speech (``modality="audio"``) or as its
     Whisper transcript (``modality="asr"``: the cascade baseline). Scored by the text probe."""
@@ -321,12 +314,10 @@ class OwlAudioProbe(OwlProbe):
     def score(self, item: OwlItem, responses: list[Response]) -> OwlRecord:
         (response,) = responses
         assert isinstance(response, GenerateResult)
-        record = super().score(item, responses)
-        return OwlRecordAudio(**{**record.model_dump(), **self._audio_fields(item)})
+        return super().score(item, responses).model_copy(update=self._audio_fields(item))
 
     def failed(self, item: OwlItem, error: str) -> OwlRecord:
-        record = super().failed(item, error)
-        return OwlRecordAudio(**{**record.model_dump(), **self._audio_fields(item)})
+        return super().failed(item, error).model_copy(update=self._audio_fields(item))
 
 
 def audio_task_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -371,3 +362,80 @@ def modality_rows(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
         rows.append(ModalityRow(task=str(task), perturbation=str(perturbation), passages=len(keys), cells=cells,
                                 flagged_audio=flagged))
     return rows
+
+
+# ---------------------------------------------------------------------- the run (family.py hooks)
+def check_audio_run(config, items: list[OwlItem]) -> list[OwlItem]:
+    """``--modality audio``: English passages only, an audio folder that matches them, and at
+    least one task with audio; checked before any model loads."""
+    from babelprobe.families.owl.family import task_perturbations
+
+    if config.audio is None:
+        raise DatasetError([Problem(str(config.data), None, "--audio", "--modality audio needs --audio DIR "
+                                    "(made by `babelprobe owl audio --data DATA --out DIR`)")])
+    if not audio_task_pairs(task_perturbations(config)):
+        raise DatasetError([Problem(str(config.data), None, "--tasks", "no selected task/perturbation has audio "
+                                    f"(OWL §2.4: {', '.join(map('/'.join, VARIANT_OF))})")])
+    english = [i for i in items if i.language == AUDIO_LANGUAGE]
+    if not english:
+        raise DatasetError([Problem(str(config.data), None, "language", "--modality audio: no English (en) "
+                                    "passage (OWL's audio is English only)")])
+    load_clips(config.audio, english)
+    return english
+
+
+def audio_plans(config, text_plans: list, items: list[OwlItem]) -> list:
+    """The text plans of the tasks that have audio (the same passages: those with audio), then the
+    audio plans, then (``--audio-cascade``) the transcript plans."""
+    from babelprobe.families.base import Plan
+
+    clips = load_clips(config.audio, items)
+    plans = []
+    modalities = ["audio", "asr"] if config.audio_cascade else ["audio"]
+    for plan in text_plans:
+        task, perturbation = plan.probe.task, plan.probe.perturbation
+        if (task, perturbation) not in VARIANT_OF:
+            continue
+        variant = VARIANT_OF[(task, perturbation)]
+        heard = [i for i in plan.items if clips.get(i, variant) is not None]
+        plans.append(Plan(plan.probe, heard, label=plan.label))
+        for modality in modalities:
+            probe = OwlAudioProbe(task, perturbation, clips, modality, config.shots, seed=config.seed,
+                                  max_tokens=config.prefix_max_tokens if task == "prefix" else config.max_tokens)
+            plans.append(Plan(probe, [i for i in heard if probe.applies(i)], label=f"{task}/{perturbation} {modality}"))
+    return plans
+
+
+def _fmt(row: ModalityRow, cell: Cell) -> str:
+    if not cell.n:
+        return f"- (n = 0, {cell.errors} errors)"
+    scale, unit = (1.0, "") if row.task == "prefix" else (100.0, "%")
+    return f"{scale * cell.value:.1f}{unit} ({scale * cell.ci_low:.0f}-{scale * cell.ci_high:.0f})"
+
+
+def print_modalities(rows: list[ModalityRow], console) -> None:
+    """Fig. 3 as a table: text, audio (and asr) over the same English passages."""
+    from rich.table import Table
+
+    table = Table(title="OWL audio vs text (English, the same passages; 95% CIs)")
+    for col in ("task / perturbation", "passages", *MODALITIES, "flagged audio"):
+        table.add_column(col, justify="left" if col.startswith("task") else "right")
+    for row in rows:
+        cells = {c.group: c for c in row.cells}
+        table.add_row(f"{row.task} / {row.perturbation}", str(row.passages),
+                      *(_fmt(row, cells[m]) if m in cells else "" for m in MODALITIES), str(row.flagged_audio))
+    console.print(table)
+
+
+def modality_table(rows: list[ModalityRow]):
+    from babelprobe.report.sections import Table as HtmlTable
+
+    out = []
+    for row in rows:
+        cells = {c.group: c for c in row.cells}
+        out.append([f"{row.task} / {row.perturbation}", str(row.passages),
+                    *(_fmt(row, cells[m]) if m in cells else "" for m in MODALITIES), str(row.flagged_audio)])
+    return HtmlTable("audio vs text (OWL §2.4, Fig. 3): English, the same passages; accuracy % (chrF++ for prefix) "
+                     "with 95% bootstrap CIs", ["task / perturbation", "passages", *MODALITIES, "flagged audio"], out,
+                     note="asr: the Whisper transcript given as text (hearing vs reading); flagged audio: files whose "
+                          "round-trip WER is above the synthesis threshold")

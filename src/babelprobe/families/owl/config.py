@@ -24,4 +24,10 @@ class OwlConfig(RunOptions, FiguresOption, BootstrapOption):
     max_tokens: int = option(100, "new tokens for direct probing and name cloze", ge=1)
     prefix_max_tokens: int = option(200, "new tokens for prefix probing", ge=1)
     batch_size: int = option(8, "requests per generation batch", ge=1)
+    # OWL §2.4 (families/owl/audio.py): audio rows beside the text rows of the same English passages
+    modality: Literal["text", "audio"] = option("text", "audio: the audio ablation (English; DP, NC, PP; mask "
+                                                "only) beside text, from --audio")
+    audio: Path | None = option(None, "folder made by `babelprobe owl audio` (manifest.jsonl and WAV files)")
+    audio_cascade: bool = option(False, "with --modality audio: also the Whisper transcript as text (ASR cascade)",
+                                 style="flag")
 
