@@ -20,7 +20,8 @@ def register(root: CommandRoot) -> None:
     def owl_audio(
         data: Path = typer.Option(..., help="OWL passages (JSONL/CSV/Parquet); the English ones are spoken"),
         out: Path = typer.Option(..., help="folder for the WAV files and manifest.jsonl (resumed if present)"),
-        tts: str = typer.Option("piper", help="piper (default: lowest measured WER), kokoro or espeak"),
+        tts: str = typer.Option("kokoro", help="kokoro (the paper's engine; lowest measured round-trip WER, "
+                                "bench/README.md), piper (13x faster, as good within noise) or espeak"),
         voice: Optional[str] = typer.Option(None, help="piper: a voice .onnx (default en_US-joe-medium, packaged); "
                                             "kokoro: a voice name (default jf_alpha, packaged, Japanese); "
                                             "espeak: a voice (default en-us)"),
