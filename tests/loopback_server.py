@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import threading
 import time
@@ -130,6 +131,8 @@ class ModelServer:
                              "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}}
             request = Generate(prompt=prompt, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()),
                                logprobs=bool(body.get("logprobs")))
+        elif path == "/v1/chat/completions" and any(isinstance(m["content"], list) for m in body["messages"]):
+            return self._audio_chat(body)  # input_audio parts (OWL §2.4): an audio-text backend answers
         elif path == "/v1/chat/completions":
             messages = tuple(ChatMessage(**m) for m in body["messages"])
             request = Generate(messages=messages, max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()))
@@ -143,6 +146,35 @@ class ModelServer:
             tokens = [self.backend.tokenizer.decode([t]) for t in result.token_ids]
             choice["logprobs"] = {"tokens": tokens, "token_logprobs": result.token_logprobs[:len(tokens)]}
         return 200, {"model": self.model_id, "choices": [choice],
+                     "usage": {"prompt_tokens": 1, "completion_tokens": len(result.text.split())}}
+
+    def _audio_chat(self, body: dict) -> tuple[int, dict]:
+        """A chat turn of text and input_audio (base64 WAV) parts, answered by the backend's
+        ``audio_generate`` (models/audio.py); 400 for a backend that cannot hear, as servers do."""
+        import base64
+        import tempfile
+
+        from babelprobe.models.base import AudioClip, AudioGenerate
+
+        if not hasattr(self.backend, "audio_generate"):
+            return 400, {"error": {"message": "This model does not support audio input."}}
+        parts, files = [], []
+        for part in body["messages"][-1]["content"]:
+            if part["type"] == "text":
+                parts.append(part["text"])
+                continue
+            raw = base64.b64decode(part["input_audio"]["data"])
+            handle = tempfile.NamedTemporaryFile(suffix=".wav", delete=False)
+            handle.write(raw)
+            handle.close()
+            files.append(handle.name)
+            parts.append(AudioClip(sha256=hashlib.sha256(raw).hexdigest(), path=handle.name))
+        request = AudioGenerate(parts=tuple(parts), max_tokens=body["max_tokens"], stop=tuple(body.get("stop") or ()))
+        (result,) = self.backend.audio_generate([request])
+        for name in files:
+            os.unlink(name)
+        return 200, {"model": self.model_id, "choices": [{"message": {"role": "assistant", "content": result.text},
+                                                          "finish_reason": result.finish_reason}],
                      "usage": {"prompt_tokens": 1, "completion_tokens": len(result.text.split())}}
 
     def handler(self):

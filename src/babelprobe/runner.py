@@ -58,6 +58,8 @@ def _sort_key(request: Request) -> tuple:
         return (-len(request.context), request.context, request.candidates)
     if request.kind in ("hidden_states", "tokenize"):
         return (-len(request.text), request.model_dump_json())
+    if request.kind == "audio_generate":
+        return (-len(request.text), request.model_dump_json())
     if request.prompt_ids is not None:
         size = len(request.prompt_ids)
     else:

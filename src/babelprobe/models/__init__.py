@@ -39,6 +39,11 @@ def load_backend(
             from babelprobe.models.views import load_view
 
             return load_view(resolved, config, options)
+        from babelprobe.models.audio import AudioTextBackend, is_audio_model
+
+        if is_audio_model(config):  # Qwen2-Audio, Qwen2.5-Omni: their processors, audio_generate (OWL §2.4)
+            return AudioTextBackend.load(resolved.path, config, resolved.fingerprint, device=_hf_device(
+                parsed.text, config, options), dtype=options.dtype, revision=resolved.revision)
         backend_class = Seq2SeqBackend if getattr(config, "is_encoder_decoder", False) else TransformersBackend
         return backend_class.load(
             resolved.path, resolved.fingerprint, device=_hf_device(parsed.text, config, options), dtype=options.dtype,

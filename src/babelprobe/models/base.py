@@ -126,7 +126,42 @@ class Tokenize(_Frozen):
     text: str
 
 
-Request = Union[Generate, LogLikelihood, NextToken, HiddenStates, Tokenize]
+class AudioClip(_Frozen):
+    """A WAV file named by its content: the request key holds the sha256 (moving the folder keeps
+    the cache), the path only says where to read it."""
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    path: str = Field(exclude=True)
+
+
+class AudioGenerate(_Frozen):
+    """Generate text from one user turn of text and audio parts, in order (OWL §2.4: a text
+    instruction around the passage as speech, a text answer). Only backends that hear answer it
+    (registry: ``audio_generate``); greedy unless ``temperature`` > 0."""
+
+    kind: Literal["audio_generate"] = "audio_generate"
+    parts: tuple[Union[str, AudioClip], ...]
+    max_tokens: int = 100
+    stop: tuple[str, ...] = ()
+    temperature: float = 0.0
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _has_audio(self) -> "AudioGenerate":
+        if not any(isinstance(p, AudioClip) for p in self.parts):
+            raise ValueError("AudioGenerate needs at least one audio part")
+        return self
+
+    @property
+    def clips(self) -> list[AudioClip]:
+        return [p for p in self.parts if isinstance(p, AudioClip)]
+
+    @property
+    def text(self) -> str:
+        return "".join(p for p in self.parts if isinstance(p, str))
+
+
+Request = Union[Generate, LogLikelihood, NextToken, HiddenStates, Tokenize, AudioGenerate]
 
 
 class GenerateResult(BaseModel):
@@ -188,6 +223,7 @@ RESPONSE_TYPES: dict[str, type[BaseModel]] = {
     "next_token": NextTokenResult,
     "hidden_states": HiddenStatesResult,
     "tokenize": TokenizeResult,
+    "audio_generate": GenerateResult,
 }
 
 

@@ -54,6 +54,7 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 from pydantic import Field
 
 from babelprobe.models.base import (
+    AudioGenerate,
     Fingerprint,
     Generate,
     GenerateResult,
@@ -107,6 +108,9 @@ class OpenAIOptions(BackendOptions):
         "auto", description="the request field for the token limit (reasoning models: max_completion_tokens)")
     temperature: Literal["auto", "send", "omit"] = Field(
         "auto", description="omit: never send a temperature (reasoning models accept only their default)")
+    audio: Literal["auto", "true", "false"] = Field(
+        "auto", description="the model hears (chat input_audio parts): auto = its name says audio or omni "
+                            "(gpt-4o-audio-preview, Qwen2.5-Omni)")
 
 
 class DetectionError(ValueError):
@@ -160,7 +164,10 @@ class OpenAIBackend:
         self.token_field = "max_tokens" if options.token_field == "auto" else options.token_field
         self.send_temperature = options.temperature != "omit"
         self.wrong_model = 0  # responses that named another model than the keyed one
-        self.unsupported_reason: dict[str, str] = {"hidden_states": "an HTTP API does not return hidden states"}
+        self.unsupported_reason: dict[str, str] = {
+            "hidden_states": "an HTTP API does not return hidden states",
+            "audio_generate": f"{model!r} is not an audio model by its name; set --model-arg audio=true if it "
+                              "takes input_audio"}
 
     # the concurrency window the executor keeps full across batches (executors.LocalExecutor)
     @property
@@ -359,6 +366,31 @@ class OpenAIBackend:
     def generate(self, requests: Sequence[Generate]) -> list[GenerateResult | RequestFailure]:
         return self._map(self._generate_one, requests)
 
+    # ------------------------------------------------------------------ audio in, text out (OWL §2.4)
+    @property
+    def hears(self) -> bool:
+        if self.options.audio != "auto":
+            return self.options.audio == "true"
+        name = self.model.lower()
+        return "audio" in name or "omni" in name
+
+    async def _audio_generate_one(self, r: AudioGenerate) -> GenerateResult:
+        """One chat turn of text and ``input_audio`` parts (base64 WAV), as OpenAI's chat
+        completions take audio; same window, retries and budget as text."""
+        content = [{"type": "text", "text": p} if isinstance(p, str) else
+                   {"type": "input_audio", "input_audio": {"data": _wav_base64(p.path), "format": "wav"}}
+                   for p in r.parts]
+        body = self._body({"model": self.model, "seed": r.seed, "modalities": ["text"],
+                           "messages": [{"role": "user", "content": content}]}, r.max_tokens, r.temperature)
+        if r.stop:
+            body["stop"] = list(r.stop)
+        text, _, reason = await self._call("POST", "/chat/completions", body, self._parse_chat)
+        text, cut = _cut_at_stop(text, r.stop)
+        return GenerateResult(text=text, finish_reason="stop" if cut else _finish(reason))
+
+    def audio_generate(self, requests: Sequence[AudioGenerate]) -> list[GenerateResult | RequestFailure]:
+        return self._map(self._audio_generate_one, requests)
+
     @staticmethod
     def _parse_chat(data) -> tuple[str, list[float] | None, Any]:
         choice = _choice(data)
@@ -538,7 +570,8 @@ class OpenAIBackend:
     @property
     def supported_kinds(self) -> frozenset[str]:
         scoring = {"loglikelihood", "next_token"} if self.scoring_mode else set()
-        return frozenset({"generate", *scoring})
+        audio = {"audio_generate"} if self.hears else set()
+        return frozenset({"generate", *scoring, *audio})
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -551,6 +584,15 @@ class OpenAIBackend:
         return Fingerprint(spec=_public_spec(self.spec), backend="openai-compatible",
                            weights=f"served:{self.server_model} at {public_url(self.base_url)}",
                            dtype="server", quantization=None, device=public_url(self.base_url), versions=versions)
+
+
+def _wav_base64(path: str) -> str:
+    import base64
+
+    try:
+        return base64.b64encode(open(path, "rb").read()).decode("ascii")
+    except OSError as exc:
+        raise RequestError(f"cannot read the audio {path}: {exc.strerror}", retryable=False) from None
 
 
 def _public_spec(spec: str) -> str:

@@ -31,8 +31,9 @@ from babelprobe.models.spec import ModelSpec
 
 ENTRY_POINT_GROUP = "babelprobe.backends"
 # The order kinds are shown in (the `models` table, error messages).
-KIND_ORDER = ("generate", "loglikelihood", "next_token", "hidden_states", "tokenize")
+KIND_ORDER = ("generate", "loglikelihood", "next_token", "hidden_states", "tokenize", "audio_generate")
 
+# the text kinds; audio_generate is answered only by models that hear (declared per backend)
 ALL_KINDS = frozenset({"generate", "loglikelihood", "next_token", "hidden_states", "tokenize"})
 
 # What a probe needs a kind for, in a user's words (used in error messages).
@@ -42,6 +43,7 @@ KIND_NEEDS = {
     "next_token": "log-probabilities of candidate first tokens (next_token)",
     "hidden_states": "per-layer hidden states (hidden_states)",
     "tokenize": "the model's token ids of a text (tokenize)",
+    "audio_generate": "text generation from audio input (audio_generate): a model that hears",
 }
 
 
@@ -121,9 +123,11 @@ def validate_model_args(info: "BackendInfo", args: Mapping[str, Any]) -> Backend
 
 BACKENDS: tuple[BackendInfo, ...] = (
     BackendInfo(
-        engine="transformers", schemes=("bundled", "hf", "gguf"), module="hf", kinds=ALL_KINDS,
+        engine="transformers", schemes=("bundled", "hf", "gguf"), module="hf", kinds=ALL_KINDS | {"audio_generate"},
+        conditional_kinds=frozenset({"audio_generate"}),
         spec_help="bundled:<name>, hf:<local dir or hub id[@revision]>, gguf:<file>",
-        description="transformers in-process, CPU or CUDA (GGUF dequantised once)",
+        description="transformers in-process, CPU or CUDA (GGUF dequantised once); audio-text models "
+                    "(Qwen2-Audio, Qwen2.5-Omni) hear through their own processors (models/audio.py)",
     ),
     BackendInfo(
         engine="vllm", schemes=("vllm",), module="vllm_backend", options="VLLMOptions",
@@ -134,8 +138,8 @@ BACKENDS: tuple[BackendInfo, ...] = (
     ),
     BackendInfo(
         engine="openai-compatible", schemes=("openai",), module="openai_backend", options="OpenAIOptions",
-        kinds=frozenset({"generate", "loglikelihood", "next_token"}),
-        conditional_kinds=frozenset({"loglikelihood", "next_token"}),
+        kinds=frozenset({"generate", "loglikelihood", "next_token", "audio_generate"}),
+        conditional_kinds=frozenset({"loglikelihood", "next_token", "audio_generate"}),
         spec_help="openai:<model>[@<base url>] (or --base-url, OPENAI_BASE_URL); key from OPENAI_API_KEY or "
                   "--api-key-env",
         description="any OpenAI-compatible HTTP server or hosted API; log-probabilities only where the "
@@ -206,7 +210,8 @@ def supported_kinds(backend) -> frozenset[str]:
     if callable(getattr(backend, "supports", None)):
         return frozenset(k for k in ALL_KINDS if backend.supports(k))
     engine = backend.fingerprint.backend
-    return next((info.kinds for info in all_backends() if info.engine == engine), ALL_KINDS)
+    # a conditional kind (audio input, server log-probs) needs the backend's own declaration
+    return next((info.kinds - info.conditional_kinds for info in all_backends() if info.engine == engine), ALL_KINDS)
 
 
 def _alternatives(kind: str, engine: str) -> str:

@@ -58,7 +58,8 @@ class TaskSummary(BaseModel):
 
 class OwlSummary(BaseModel):
     tokenizer: str = "o200k_base (bpe-openai)"
-    tasks: list[TaskSummary]
+    tasks: list[TaskSummary]  # the text rows
+    modalities: list["ModalityRow"] = []  # --modality audio: audio (and asr) beside text, Fig. 3
     # Fig. 9: passages (book, passage) per match type of the presence search; empty without --presence
     presence_matches: dict[str, int] = {}
 
@@ -162,9 +163,14 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
 
 
 def summarise_owl(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> OwlSummary:
-    return OwlSummary(tasks=[summarise_task(g, n_resamples, seed)
-                             for _, g in items.groupby(["task", "perturbation"], sort=False)],
-                      presence_matches=presence_matches(items))
+    modality = items["modality"].fillna("text") if "modality" in items.columns else None
+    text = items if modality is None else items[modality == "text"]
+    summary = OwlSummary(tasks=[summarise_task(g, n_resamples, seed)
+                                for _, g in text.groupby(["task", "perturbation"], sort=False)],
+                         presence_matches=presence_matches(text))
+    if modality is not None and (modality != "text").any():
+        summary.modalities = modality_rows(items, n_resamples, seed)
+    return summary
 
 
 class Delta(BaseModel):
@@ -278,3 +284,8 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
             entry.accuracy = float(group["correct"].mean())
         summary.append(entry)
     return items, summary
+
+
+from babelprobe.families.owl.audio import ModalityRow, modality_rows  # noqa: E402  (audio.py reads _cell above)
+
+OwlSummary.model_rebuild()

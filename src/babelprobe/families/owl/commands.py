@@ -20,6 +20,9 @@ from babelprobe.report.terminal import plain
 
 
 def register(root: CommandRoot) -> None:
+    from babelprobe.families.owl.audio_commands import register as register_audio
+
+    register_audio(root)
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
     register_presence(root)
     register_quantization(root)

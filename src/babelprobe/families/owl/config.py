@@ -26,4 +26,10 @@ class OwlConfig(RunOptions, FiguresOption, BootstrapOption):
     batch_size: int = option(8, "requests per generation batch", ge=1)
     presence: Path | None = option(None, "presence.jsonl from `babelprobe corpus presence`: accuracy of seen vs "
                                          "unseen passages (App. B.4, Figs. 9-10)")
+    # OWL §2.4 (families/owl/audio.py): audio rows beside the text rows of the same English passages
+    modality: Literal["text", "audio"] = option("text", "audio: the audio ablation (English; DP, NC, PP; mask "
+                                                "only) beside text, from --audio")
+    audio: Path | None = option(None, "folder made by `babelprobe owl audio` (manifest.jsonl and WAV files)")
+    audio_cascade: bool = option(False, "with --modality audio: also the Whisper transcript as text (ASR cascade)",
+                                 style="flag")
 

@@ -42,6 +42,10 @@ class OwlFamily(Family[OwlConfig]):
 
             items = attach_presence(items, config.presence)
         probes = [OwlProbe(task, perturbation, config.shots) for task, perturbation in task_perturbations(config)]
+        if config.modality == "audio":  # OWL §2.4: English audio (families/owl/audio.py)
+            from babelprobe.families.owl.audio import check_audio_run
+
+            items = check_audio_run(config, items)
         if items and not any(probe.applies(i) for probe in probes for i in items):
             raise DatasetError([Problem(str(config.data), None, "names", "no passage has a character name, which "
                                         f"{', '.join(f'{p.task}/{p.perturbation}' for p in probes)} need")])
@@ -51,7 +55,7 @@ class OwlFamily(Family[OwlConfig]):
         return f"{len(items)} passage versions of {len({p.book_id for p in items})} books"
 
     def request_kinds(self, config: OwlConfig) -> frozenset[str]:
-        return OwlProbe.request_kinds
+        return OwlProbe.request_kinds | ({"audio_generate"} if config.modality == "audio" else set())
 
     def plans(self, config: OwlConfig, backend, items: list[OwlItem]) -> list[Plan]:
         plans = []
@@ -59,6 +63,10 @@ class OwlFamily(Family[OwlConfig]):
             probe = OwlProbe(task, perturbation, config.shots, chat=backend.has_chat_template, seed=config.seed,
                              max_tokens=config.prefix_max_tokens if task == "prefix" else config.max_tokens)
             plans.append(Plan(probe, [i for i in items if probe.applies(i)], label=f"{task}/{perturbation}"))
+        if config.modality == "audio":
+            from babelprobe.families.owl.audio import audio_plans
+
+            plans = audio_plans(config, plans, items)
         return plans
 
     def summarise(self, items, config: OwlConfig):

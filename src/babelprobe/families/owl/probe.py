@@ -110,6 +110,11 @@ class OwlRecord(BaseModel):
     gold_names: list[str]
     error: str | None = None
     presence: str | None = None  # App. B.4 match of the passage (run owl --presence); None: not searched
+    modality: str = "text"  # text, audio (OWL §2.4: families/owl/audio.py) or asr (Whisper transcript)
+    audio_file: str | None = None  # audio and asr rows: the WAV heard, its sha256, round-trip WER, flag
+    audio_sha256: str | None = None
+    audio_wer: float | None = None
+    audio_flagged: bool | None = None
 
 
 def perturb(passage: str, names: tuple[str, ...], perturbation: str, seed: int, key: str, language: str = "") -> str:

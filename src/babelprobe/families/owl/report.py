@@ -45,6 +45,10 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
             line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
         console.print(line, soft_wrap=True, highlight=False)
     print_presence(summary, console)
+    if summary.modalities:
+        from babelprobe.families.owl.audio import print_modalities
+
+        print_modalities(summary.modalities, console)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {plain(summary.tokenizer)} "
                       f"tokens; {manifest.timings.get('total', 0):.1f} s total")
@@ -134,7 +138,8 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
         else:
             verdict = "correct" if r.correct else f"wrong: {error_category(pd.Series(r._asdict()))}"
         gold = r.reference if r.task == "prefix" else text(r.gold_titles if r.task == "direct" else r.gold_names)
-        rows.append([f"{r.task}/{r.perturbation}", r.language, r.book_id, text(r.prompt), text(r.output), text(gold),
+        modality = getattr(r, "modality", None)
+        rows.append([f"{r.task}/{r.perturbation}" + (f" ({modality})" if modality not in (None, "text") else ""), r.language, r.book_id, text(r.prompt), text(r.output), text(gold),
                      verdict])
     table = ItemTable(["task", "language", "book", "prompt", "model output", "gold", "verdict"], rows,
                       filters=["task", "language", "book"])
@@ -148,7 +153,13 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
                                       ["passages", "n", "errors", "value"],
                                       [[_presence_header(c.group), str(c.n), str(c.errors),
                                         pct(c.value, c.ci_low, c.ci_high, _owl_scale(t.task))] for c in t.by_presence]))
-    return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], [overview] + by_language,
+    if summary.modalities:
+        from babelprobe.families.owl.audio import modality_table
+
+        overview = [overview, modality_table(summary.modalities)]
+    else:
+        overview = [overview]
+    return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], overview + by_language,
                     [figure(fig) for _, fig in owl_figure_list(summary)]),
             *([Section("presence in the pretraining corpus (App. B.4)",
                        ["seen: the passage (its English version where searched) matched exactly or by a 40/30/20-word "
@@ -167,6 +178,10 @@ def owl_profile(summary: OwlSummary) -> list[ProfileMetric]:
         out += [ProfileMetric(f"OWL {t.task} ({t.perturbation}), {c.group.rsplit('/', 1)[1]} passages",
                               c.group.rsplit("/", 1)[0], scale * c.value, scale * c.ci_low, scale * c.ci_high, c.n)
                 for c in t.by_language_presence if c.n]
+    for row in summary.modalities:  # OWL §2.4: audio (and asr) beside text, English
+        scale = _owl_scale(row.task)
+        out += [ProfileMetric(f"OWL {row.task} ({row.perturbation}) {c.group}", "en", scale * c.value,
+                              scale * c.ci_low, scale * c.ci_high, c.n) for c in row.cells if c.n and c.group != "text"]
     return out
 
 
