@@ -18,6 +18,9 @@ from babelprobe.report.terminal import plain
 
 
 def register(root: CommandRoot) -> None:
+    from babelprobe.families.owl.build.command import register as register_build
+
+    register_build(root)  # `owl build` (build/command.py)
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
 
     @rescore_app.command("owl")
