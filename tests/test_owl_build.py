@@ -193,7 +193,7 @@ def test_end_to_end_build_with_smollm2_resumes_and_loads_in_run_owl(tmp_path, sm
         run_build(_options(table, tmp_path / "out", cache), stop_after="align", backends=backends)
     state = json.loads((tmp_path / "out" / "build" / "state.json").read_text())
     assert list(state) == ["split", "translate", "align"]
-    report = run_build(_options(table, tmp_path / "out", cache), backends=backends)
+    report = first = run_build(_options(table, tmp_path / "out", cache), backends=backends)
     assert [s.stage for s in report.stages] == list(STAGES)
     assert [s.resumed for s in report.stages] == [True] * 3 + [False] * 5
     # the same build without interruption gives the same files
@@ -214,7 +214,7 @@ def test_end_to_end_build_with_smollm2_resumes_and_loads_in_run_owl(tmp_path, sm
     report = run_build(_options(table, tmp_path / "out", cache, unseen=()), backends=backends)
     assert [s.resumed for s in report.stages] == [True] * 6 + [False] * 2
     family = get_family("owl")
-    items = family.load(OwlConfig(data=report.dataset))
+    items = family.load(OwlConfig(data=report.dataset, out=tmp_path / "run"))
     assert items and {i.language for i in items} == {"en", "es"}
     assert {i.language_group for i in items} == {"original", "official"}
     en = [i for i in items if i.language == "en"]
@@ -223,7 +223,7 @@ def test_end_to_end_build_with_smollm2_resumes_and_loads_in_run_owl(tmp_path, sm
     assert {s["stage"] for s in saved["stages"]} == set(STAGES)
     with capsys.disabled():
         print("\nowl build on the test books (SmolLM2):")
-        for s in fresh.stages:
+        for s in first.stages:  # the interrupted build's stages keep the seconds they took
             print(f"  {s.stage:9s} {s.seconds:6.2f}s  " + "; ".join(f"{c.language} {c.unit} {c.n_in}->{c.n_out}" for c in s.counts)
                   + (f"  deletions: {len(s.deletions)}" if s.deletions else ""))
 

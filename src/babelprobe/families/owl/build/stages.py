@@ -129,17 +129,17 @@ def posthoc(passages: list[Passage], options: BuildOptions) -> Result:
 
 
 def _set_counts(stage: str, before: list[Passage], after: list[Passage]) -> list[Count]:
+    """Per book: all passages in and out, then each set (after ``posthoc``, which makes the sets,
+    a set's "in" is every passage that entered)."""
     counts = []
     for book in sorted({p.book_id for p in before}):
-        for name in ("with-name", "no-name") if stage != "posthoc" else ("all",):
-            def n(ps):
-                return sum(1 for p in ps if p.book_id == book and (name == "all" or p.set_name == name))
-            counts.append(Count(stage=stage, book_id=book, language="en", unit=f"{name} passages",
-                                n_in=n(before), n_out=n(after)))
-        if stage == "posthoc":
-            for name in ("with-name", "no-name"):
-                counts.append(Count(stage=stage, book_id=book, language="en", unit=f"{name} passages kept",
-                                    n_in=n(before), n_out=sum(1 for p in after if p.book_id == book and p.set_name == name)))
+        mine = [p for p in before if p.book_id == book]
+        kept = [p for p in after if p.book_id == book]
+        counts.append(Count(stage=stage, book_id=book, language="en", unit="passages", n_in=len(mine), n_out=len(kept)))
+        for name in ("with-name", "no-name"):
+            n_in = len(mine) if stage == "posthoc" else sum(1 for p in mine if p.set_name == name)
+            counts.append(Count(stage=stage, book_id=book, language="en", unit=f"{name} passages", n_in=n_in,
+                                n_out=sum(1 for p in kept if p.set_name == name)))
     return counts
 
 
