@@ -21,8 +21,10 @@ from babelprobe.report.terminal import plain
 
 def register(root: CommandRoot) -> None:
     from babelprobe.families.owl.audio_commands import register as register_audio
+    from babelprobe.families.owl.build.command import register as register_build
 
-    register_audio(root)
+    register_audio(root)  # `owl audio`
+    register_build(root)  # `owl build` (build/command.py)
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
     register_presence(root)
     register_quantization(root)
