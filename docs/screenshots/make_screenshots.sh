@@ -34,7 +34,7 @@ profile_report(runs, out / "profile.html")
 run_report(demo / "owl", out / "owl.html")
 PY
     shot "$WORK/$side/profile.html" "$HERE/profile-$side.png" 1280,1800
-    shot "$WORK/$side/owl.html" "$HERE/owl-$side.png" 1280,2600
+    shot "$WORK/$side/owl.html" "$HERE/owl-$side.png" 1280,4400
 done
 shot "$WORK/after/owl.html" "$ROOT/docs/report-owl.png" 1000,1100
 echo "written: $HERE/{profile,owl}-{before,after}.png, $ROOT/docs/report-owl.png"
