@@ -63,12 +63,13 @@ def test_agreement_and_controls_from_items():
 
 @pytest.mark.slow
 def test_bundled_judge_is_flagged(tmp_path, gemma, smollm2):
-    """The bundled 135M judge on 2 demo questions (en, de: 4 answers, 12 controls): it says YES to the question repeated as the
-    answer, and the run says so in summary.json, the terminal and the HTML."""
+    """The bundled 135M judge on the 2 demo questions asked in ja and zh (4 answers, 12
+    controls): it says YES to the question repeated as the answer, and the run says so in
+    summary.json, the terminal and the HTML."""
     from babelprobe.pipeline import run
     from babelprobe.report.html import run_report
 
-    config = EclekticConfig(langs=["en", "de"], limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book"],
+    config = EclekticConfig(langs=["ja", "zh"], limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book"],
                             figures=False, bootstrap_resamples=200, out=tmp_path / "run", cache=None)
     out = run(config, backends={config.model: gemma, JUDGE: smollm2}).out
     summary = json.loads((out / "summary.json").read_text())

@@ -56,7 +56,7 @@ def test_bad_code_is_refused_by_validate_and_run(tmp_path, probe):
     rows[number - 1][field] = BAD
     data = tmp_path / "facts.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    expected = f"{data}, row {number}, field '{field}': '<b>xx</b>$\\\\x$' is not a BCP-47 language code"
+    expected = f"{data}, row {number}, field '{field}': '<b>xx</b>$\\x$' is not a BCP-47 language code"
     for args in (["validate", str(data), "--probe", probe],
                  ["run", probe, "--data", str(data), "--out", str(tmp_path / "run"), "--no-cache"]):
         result = cli.invoke(app, args)

@@ -42,5 +42,6 @@ def language_code_problem(file: str, row: int | None, field: str, code: str,
 
     if is_language_code(code):
         return None
-    return Problem(file, row, field, f"{code!r}{origin} is not a BCP-47 language code (e.g. en, zh-Hans, pt-BR, fil; "
+    shown = f"'{code}'" if code.isprintable() else repr(code)  # as typed, unless it hides characters
+    return Problem(file, row, field, f"{shown}{origin} is not a BCP-47 language code (e.g. en, zh-Hans, pt-BR, fil; "
                                      "FLORES-style heb_Hebr is accepted)")

@@ -35,6 +35,11 @@ class EclekticConfig(RunOptions, FiguresOption):
     batch_size: int = option(8, "requests per generation batch", ge=1)
     # judge prompts carry the context: long and of uneven length, so small batches pad less
     judge_batch_size: int = option(8, "judge requests per generation batch", ge=1)
+    # the judge check (analysis.judge_check): 3 known-wrong answers per (question, target language)
+    # cost 3 more judge requests each; off, summary.json keeps the agreement with the string metric
+    judge_controls: bool = option(True, "each judge also rules on known-wrong controls (the question repeated, "
+                                        "an empty answer, another question's answer): the judge check",
+                                  style="switch")
 
     @field_validator("columns", mode="before")
     @classmethod

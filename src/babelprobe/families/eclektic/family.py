@@ -28,7 +28,8 @@ def judge(config: EclekticConfig, pairs: Pairs, context: StageContext) -> Pairs:
     by_language: dict[str, list[EclekticRow]] = {}
     for row in rows.values():
         by_language.setdefault(row.target_language, []).append(row)
-    controls = {key: judge_controls(row, by_language[row.target_language]) for key, row in rows.items()}
+    controls = {key: judge_controls(row, by_language[row.target_language]) if config.judge_controls else []
+                for key, row in rows.items()}
     control_votes: dict[tuple[str, str], list[list[bool]]] = {key: [] for key in controls}
     for backend in context.backends:
         requests = {i: judge_request(pairs[i][0], pairs[i][1].prediction or "", backend.has_chat_template,
@@ -55,7 +56,8 @@ def judge(config: EclekticConfig, pairs: Pairs, context: StageContext) -> Pairs:
         elif i in verdicts:
             rec = with_judgements(rec, verdicts[i])
             key = (row.q_id, row.target_language)
-            rec = with_controls(rec, [name for name, _ in controls[key]], accepted[key])
+            if controls[key]:
+                rec = with_controls(rec, [name for name, _ in controls[key]], accepted[key])
         out.append((row, rec))
     return out
 
