@@ -333,6 +333,22 @@ def grid_command(
     console.print(f"results: {out / 'grid.csv'}")
 
 
+@graph_app.command("asjp")
+def asjp_command(
+    source: Path = typer.Option(..., "--source", help="the ASJP CLDF release (a folder with cldf/forms.csv, "
+                                                      "languages.csv, parameters.csv)"),
+    out: Path = typer.Option(..., "--out", help="Parquet file to write (pass it to `run similarity --asjp`)"),
+) -> None:
+    """Convert the ASJP database (CLDF) once into the word lists `run similarity --asjp` reads (Figs. 7-8)."""
+    from babelprobe.analysis.typology import convert_asjp_cldf
+
+    try:
+        counts = convert_asjp_cldf(source, out)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    console.print(f"{len(counts)} languages, {sum(counts.values())} forms: {out}")
+
+
 @graph_app.command("merge")
 def merge_command(
     runs: list[Path] = typer.Argument(..., help="memorization run directories (e.g. runs/mem-*: one per language)"),
