@@ -59,8 +59,9 @@ def one(cmd: list[str]) -> dict:
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         return {"error": (done.stderr or done.stdout)[-1500:]}
-    return {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-            "seconds": round(seconds, 1)}
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "seconds": round(seconds, 1),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1)}
 
 
 def measured(cmd: list[str]) -> dict:
@@ -100,7 +101,7 @@ def main() -> None:
                     continue
                 items = {"memorization": 95 * size, "similarity": 95 * 2 * size, "graph": 95}[name]
                 print(f"size {size:>3}/lang  {name:12} {items:>6} items  peak RSS {result['peak_rss_mb']:8.1f} MB  "
-                      f"{result['seconds']:8.1f} s", flush=True)
+                      f"{result['seconds']:8.1f} s wall  {result['cpu_seconds']:8.1f} s CPU", flush=True)
     print(f"load {os.getloadavg()}", flush=True)
 
 
