@@ -269,8 +269,9 @@ def grid_command(
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write grid.png (ρ_G per layer × θ)"),
     allow_missing: AllowMissing = False,
 ) -> None:
-    """Which settings made Table 1? Pearson r, ρ_G and cross r for every prompt length × layer × θ
-    of one model, with undefined reasons (issue 19 §5): how fragile a reported correlation is."""
+    """r, ρ_G and cross r at every prompt length × layer × θ of one model (which settings made Table 1?).
+
+    Each cell is `graph sweep`'s computation; undefined values keep their reason (issue 19 §5)."""
     from babelprobe.families.similarity.graph import graph_nodes, sweep
 
     try:
