@@ -7,6 +7,7 @@ synthetic: 10 languages' <lang>.jsonl files of distinct ~1.5 kB documents (rando
 `--identifier none`: the language-ID model's memory is a constant, not what is measured here).
 
     python bench/corpus_sample_memory.py --base-mb 1 --scales 1,10,100 --per-language 1000
+    python bench/corpus_sample_memory.py --scales 1,10,100 --per-language 100 --langs l0   # cheaper
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ def make_corpus(folder: Path, megabytes: float, seed: int = 0) -> int:
     return total
 
 
-def measure(corpus: Path, out: Path, sampler: str, per_language: int, buffer_size: int) -> dict:
+def measure(corpus: Path, out: Path, sampler: str, per_language: int, buffer_size: int, langs: str) -> dict:
     cmd = [sys.executable, "-m", "babelprobe", "corpus", "sample", str(corpus), "--out", str(out),
            "--per-language", str(per_language), "--identifier", "none", "--sampler", sampler,
-           "--buffer-size", str(buffer_size)]
+           "--buffer-size", str(buffer_size), *(["--langs", langs] if langs else [])]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
@@ -69,6 +70,8 @@ def main() -> None:
     parser.add_argument("--base-mb", type=float, default=1.0)
     parser.add_argument("--scales", default="1,10,100")
     parser.add_argument("--per-language", type=int, default=1000)
+    parser.add_argument("--langs", default="", help="sample only these (e.g. l0: the whole input is still read, "
+                                                    "only l0's rows are filtered; a cheaper run on a loaded machine)")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()}  cpus: {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +84,8 @@ def main() -> None:
             for sampler, buffer in (("shuffle", 5_000_000), ("reservoir", 5_000_000), ("reservoir", 0)):
                 out = Path(tmp) / f"out-{scale}-{sampler}-{buffer}"
                 row = subprocess.run([sys.executable, __file__, "--one", str(corpus), str(out), sampler, str(buffer),
-                                      str(args.per_language)], capture_output=True, text=True, env=os.environ.copy())
+                                      str(args.per_language), args.langs], capture_output=True, text=True,
+                                     env=os.environ.copy())
                 if row.returncode != 0:
                     raise SystemExit(row.stderr[-2000:])
                 result = json.loads(row.stdout)
@@ -95,7 +99,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        corpus, out, sampler, buffer, per_language = sys.argv[2:7]
-        print(json.dumps(measure(Path(corpus), Path(out), sampler, int(per_language), int(buffer))))
+        corpus, out, sampler, buffer, per_language, langs = sys.argv[2:8]
+        print(json.dumps(measure(Path(corpus), Path(out), sampler, int(per_language), int(buffer), langs)))
     else:
         main()

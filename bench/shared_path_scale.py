@@ -33,22 +33,23 @@ WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega riv
          "water earth light dark north south east west city house tree bird sea sun moon").split()
 
 
-def make_inputs(folder: Path, samples: int, sentences: int, seed: int = 0) -> tuple[Path, Path, Path]:
+def make_inputs(folder: Path, samples: int, sentences: int, languages: list[str], seed: int = 0
+                ) -> tuple[Path, Path, Path]:
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     mem, par, tok = folder / "samples.jsonl", folder / "parallel.jsonl", folder / "tokens.csv"
     with mem.open("w") as handle:
-        for lang in PAPER_LANGUAGES:
+        for lang in languages:
             for i in range(samples):
                 text = " ".join(rng.choice(WORDS) for _ in range(60))
                 handle.write(json.dumps({"id": f"{lang}-{i}", "language": lang, "text": text}) + "\n")
     with par.open("w") as handle:
         for i in range(sentences):
-            for lang in PAPER_LANGUAGES:
+            for lang in languages:
                 text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16)))
                 handle.write(json.dumps({"id": f"s{i}", "language": lang, "text": text}) + "\n")
     tok.write_text("language,tokens\n" + "".join(f"{lang},{rng.uniform(0.05, 3000):.3f}\n"
-                                                 for lang in PAPER_LANGUAGES))
+                                                 for lang in languages))
     return mem, par, tok
 
 
@@ -59,8 +60,9 @@ def one(cmd: list[str]) -> dict:
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         return {"error": (done.stderr or done.stdout)[-1500:]}
-    return {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-            "seconds": round(seconds, 1)}
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "seconds": round(seconds, 1),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1)}
 
 
 def measured(cmd: list[str]) -> dict:
@@ -74,15 +76,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,4", help="samples per language; parallel sentences = 2x this")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--keep", default=None, help="keep the runs in this folder")
+    parser.add_argument("--languages", type=int, default=95, help="the first N of the 95 (a smoke run)")
     args = parser.parse_args()
-    print(f"model {args.model}, device {args.device}, {len(PAPER_LANGUAGES)} languages; "
+    languages = PAPER_LANGUAGES[:args.languages]
+    print(f"model {args.model}, device {args.device}, {len(languages)} languages; "
           f"load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
     base = [sys.executable, "-m", "babelprobe"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.keep or tmp)
         for size in [int(s) for s in args.sizes.split(",")]:
             folder = root / f"size{size}"
-            mem, par, tok = make_inputs(folder, size, 2 * size)
+            mem, par, tok = make_inputs(folder, size, 2 * size, languages)
             common = ["--model", args.model, "--device", args.device, "--no-cache", "--parts", "language"]
             steps = {
                 "memorization": base + ["run", "memorization", "--data", str(mem), "--out", str(folder / "mem"),
@@ -98,9 +102,10 @@ def main() -> None:
                 if "error" in result:
                     print(f"size {size}: {name} failed: {result['error']}", flush=True)
                     continue
-                items = {"memorization": 95 * size, "similarity": 95 * 2 * size, "graph": 95}[name]
+                items = {"memorization": len(languages) * size, "similarity": len(languages) * 2 * size,
+                         "graph": len(languages)}[name]
                 print(f"size {size:>3}/lang  {name:12} {items:>6} items  peak RSS {result['peak_rss_mb']:8.1f} MB  "
-                      f"{result['seconds']:8.1f} s", flush=True)
+                      f"{result['seconds']:8.1f} s wall  {result['cpu_seconds']:8.1f} s CPU", flush=True)
     print(f"load {os.getloadavg()}", flush=True)
 
 

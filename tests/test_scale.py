@@ -260,3 +260,73 @@ def test_flores_plus_fetch_from_a_local_copy(tmp_path):
     only = fetch_dataset("flores-plus", tmp_path / "only", source=str(source), langs=["iw", "eng_Latn"])
     assert sorted(pd.read_parquet(tmp_path / "only" / "flores_plus.parquet")["language"].unique()) == ["en", "he"]
     assert only.record.langs == ["iw", "eng_Latn"]
+
+
+# ---------------------------------------------------------------- issue 19 §4: ASJP lexical similarity
+
+def _asjp_cldf(root):
+    """A few ASJP word lists in the CLDF release's layout (cldf/forms.csv, languages.csv, parameters.csv)."""
+    folder = root / "cldf"
+    folder.mkdir(parents=True)
+    (folder / "languages.csv").write_text(
+        "ID,Name,Glottocode,ISO639P3code\nENGLISH,ENGLISH,stan1293,eng\nSTANDARD_GERMAN,STANDARD_GERMAN,stan1295,deu\n"
+        "RUSSIAN,RUSSIAN,russ1263,rus\nRUSSIAN_2,RUSSIAN_2,russ1263,rus\nPROTO_X,PROTO_X,,\n", encoding="utf-8")
+    (folder / "parameters.csv").write_text("ID,Name,Concepticon_ID\n1,I,1209\n2,two,1498\n3,three,492\n4,one,1493\n",
+                                           encoding="utf-8")
+    words = {"ENGLISH": {"1": "Ei", "2": "tu", "3": "Tri", "4": "wan"},
+             "STANDARD_GERMAN": {"1": "iX", "2": "cvai", "3": "drai", "4": "ains"},
+             "RUSSIAN": {"1": "ya", "2": "dva", "3": "tri", "4": "adin"},
+             "RUSSIAN_2": {"2": "dva"}, "PROTO_X": {"1": "xx", "2": "yy"}}
+    rows = ["ID,Language_ID,Parameter_ID,Value,Form,Loan"]
+    for lang, forms in words.items():
+        rows += [f"{lang}-{p},{lang},{p},{f},{f},false" for p, f in forms.items()]
+    rows.append("ENGLISH-2b,ENGLISH,2,tuu,tuu,true")  # a loanword: left out
+    (folder / "forms.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return root
+
+
+def test_ldnd_is_the_published_definition():
+    from babelprobe.analysis.typology import ldn, ldnd
+
+    def levenshtein(a: str, b: str) -> int:  # the textbook dynamic programme, independent of rapidfuzz
+        row = list(range(len(b) + 1))
+        for i, x in enumerate(a, 1):
+            previous, row[0] = row[0], i
+            for j, y in enumerate(b, 1):
+                previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+        return row[-1]
+
+    a = {"one": ["wan"], "two": ["tu"], "three": ["Tri"]}
+    b = {"one": ["an"], "two": ["tu", "cvai"], "three": ["dri"]}
+    assert ldn("wan", "an") == pytest.approx(levenshtein("wan", "an") / 3)
+    same = (1 / 3 + 0 + 1 / 3) / 3  # synonyms: the closer form (tu) counts
+    different = [min(levenshtein(x, y) / max(len(x), len(y)) for x in a[c] for y in b[d])
+                 for c in a for d in b if c != d]
+    assert ldnd(a, b) == pytest.approx(same / (sum(different) / len(different)))
+    assert ldnd(a, a) == 0.0 and ldnd(a, {"four": ["fir"], "five": ["faiv"]}) is None
+
+
+def test_asjp_cldf_converts_once_and_correlates_per_layer(tiny, tmp_path):
+    from babelprobe.analysis.typology import asjp_similarity, ldnd
+
+    source = _asjp_cldf(tmp_path / "asjp")
+    result = CliRunner().invoke(app, ["graph", "asjp", "--source", str(source), "--out", str(tmp_path / "asjp.parquet")])
+    assert result.exit_code == 0, result.output
+    table = pd.read_parquet(tmp_path / "asjp.parquet")
+    assert sorted(table["language"].unique()) == ["de", "en", "ru"]  # no ISO code: left out
+    assert set(table[table["language"] == "ru"]["doculect"]) == {"RUSSIAN"}  # the fuller list of rus
+    assert "tuu" not in set(table["form"])  # loanword
+    similarity = asjp_similarity(["en", "de", "ru", "ja"], tmp_path / "asjp.parquet")
+    assert similarity.unknown_languages == ("ja",)
+    lists = {lang: {c: list(g["form"]) for c, g in table[table["language"] == lang].groupby("concept")}
+             for lang in ("en", "de")}
+    assert similarity.values[0, 1] == pytest.approx(1 - ldnd(lists["en"], lists["de"]))
+    # beside lang2vec's feature sets, one correlation per layer
+    outcome = run(SimilarityConfig(model=tiny[0], data=tiny[3], layers="all", typology="none", figures=False,
+                                   cache=None, out=tmp_path / "run", asjp=tmp_path / "asjp.parquet"),
+                  backends={tiny[0]: tiny[1]})
+    asjp = [t for t in outcome.summary.typology if t.features == "asjp"]
+    assert [t.layer for t in asjp] == [0, 1, 2] and all(t.n_pairs == 3 for t in asjp)
+    assert outcome.summary.typology_unknown_languages["asjp"] == ["ja"]
+    bad = CliRunner().invoke(app, ["graph", "asjp", "--source", str(tmp_path), "--out", str(tmp_path / "x.parquet")])
+    assert bad.exit_code == 2 and "forms.csv" in bad.output

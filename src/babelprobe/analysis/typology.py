@@ -146,3 +146,118 @@ def pair_correlation(model: np.ndarray, typology: TypologicalSimilarity) -> tupl
     statistic = pearson([p[0] for p in pairs], [p[1] for p in pairs], "model similarity",
                         f"{typology.features} similarity")
     return statistic, len(pairs)
+
+
+# ------------------------------------------------------------------ ASJP lexical similarity (Figs. 7-8)
+
+ASJP_COLUMNS = ("language", "doculect", "concept", "form")
+
+
+def ldn(a: str, b: str) -> float:
+    """Levenshtein distance normalised by the longer word (LDN; Wichmann et al. 2010)."""
+    from rapidfuzz.distance import Levenshtein
+
+    return Levenshtein.normalized_distance(a, b)  # LD(a, b) / max(|a|, |b|); 0 for two empty strings
+
+
+def ldnd(words_a: dict[str, list[str]], words_b: dict[str, list[str]]) -> float | None:
+    """LDND of two word lists (concept -> forms), the ASJP distance of Wichmann, Holman, Bakker and
+    Brown (2010), "Evaluating linguistic distance measures", Physica A 389: 3632-3639 (after
+    Bakker et al. 2009): the mean LDN of same-concept pairs divided by the mean LDN of
+    different-concept pairs, which corrects for chance similarity from shared phoneme inventories
+    and word lengths. A concept with several forms (synonyms) counts once, with the smallest LDN
+    over its form pairs (our reading; documented in the README). None when the lists share no
+    concept or fewer than two concepts each."""
+    shared = [c for c in words_a if c in words_b]
+    if not shared or len(words_a) < 2 or len(words_b) < 2:
+        return None
+
+    def concept_ldn(forms_a: list[str], forms_b: list[str]) -> float:
+        return min(ldn(x, y) for x in forms_a for y in forms_b)
+
+    same = float(np.mean([concept_ldn(words_a[c], words_b[c]) for c in shared]))
+    different = [concept_ldn(words_a[c], words_b[d]) for c in words_a for d in words_b if c != d]
+    mean_different = float(np.mean(different))
+    return same / mean_different if mean_different > 0 else None
+
+
+def convert_asjp_cldf(source: "os.PathLike[str] | str", out: "os.PathLike[str] | str") -> dict[str, int]:
+    """The ASJP database's CLDF release (``cldf/forms.csv``, ``languages.csv``, ``parameters.csv``;
+    https://github.com/lexibank/asjp) -> one Parquet table ``language, doculect, concept, form``,
+    once: ``language`` is the doculect's ISO 639-3 code normalised (``languages.normalise_code``),
+    one doculect per language (the one with the most concepts; ties: the first ID), ``concept`` the
+    parameter's name, loanwords (``Loan`` true) left out. Returns forms per language."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from babelprobe.data.validation import DatasetError, Problem
+    from babelprobe.languages import normalise_code
+
+    root = Path(source)
+    folder = root / "cldf" if (root / "cldf" / "forms.csv").is_file() else root
+    needed = {"forms.csv": ("Language_ID", "Parameter_ID", "Form"), "languages.csv": ("ID", "ISO639P3code"),
+              "parameters.csv": ("ID", "Name")}
+    tables, problems = {}, []
+    for name, columns in needed.items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(Problem(str(path), None, None, "missing (expected the ASJP CLDF release: cldf/" + name + ")"))
+            continue
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        problems += [Problem(str(path), None, c, "missing column") for c in columns if c not in frame.columns]
+        tables[name] = frame
+    if problems:
+        raise DatasetError(problems)
+    forms, languages, parameters = tables["forms.csv"], tables["languages.csv"], tables["parameters.csv"]
+    iso = {row.ID: row.ISO639P3code.strip() for row in languages.itertuples() if row.ISO639P3code.strip()}
+    concept = dict(zip(parameters["ID"], parameters["Name"]))
+    if "Loan" in forms.columns:
+        forms = forms[~forms["Loan"].str.lower().isin(("true", "1", "yes"))]
+    forms = forms[forms["Language_ID"].isin(iso) & (forms["Form"].str.strip() != "")]
+    unknown = sorted(set(forms["Parameter_ID"]) - set(concept))
+    if unknown:
+        raise DatasetError([Problem(str(folder / "forms.csv"), None, "Parameter_ID",
+                                    f"{len(unknown)} parameter(s) not in parameters.csv, e.g. {unknown[0]!r}")])
+    table = pd.DataFrame({"language": [normalise_code(iso[d]) for d in forms["Language_ID"]],
+                          "doculect": forms["Language_ID"].to_numpy(),
+                          "concept": [concept[p] for p in forms["Parameter_ID"]],
+                          "form": forms["Form"].str.strip().to_numpy()})
+    coverage = table.groupby(["language", "doculect"])["concept"].nunique().reset_index()
+    coverage = coverage.sort_values(["language", "concept", "doculect"], ascending=[True, False, True])
+    keep = set(coverage.drop_duplicates("language")["doculect"])
+    table = table[table["doculect"].isin(keep)].sort_values(["language", "concept", "form"]).reset_index(drop=True)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    table.to_parquet(out, index=False)
+    return table.groupby("language").size().to_dict()
+
+
+def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str") -> TypologicalSimilarity:
+    """1 − LDND between the languages' ASJP word lists (a converted table, ``convert_asjp_cldf``);
+    NaN where a language has no list or a pair shares no concept."""
+    import pandas as pd
+
+    from babelprobe.languages import normalise_code
+
+    frame = pd.read_parquet(table)
+    missing = [c for c in ASJP_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{table}: not a converted ASJP table (missing {', '.join(missing)}; convert the CLDF "
+                         "release with `babelprobe graph asjp`)")
+    lists: dict[str, dict[str, list[str]]] = {}
+    for language, concept, form in zip(frame["language"], frame["concept"], frame["form"]):
+        lists.setdefault(language, {}).setdefault(concept, []).append(form)
+    languages = list(languages)
+    values = np.full((len(languages), len(languages)), np.nan)
+    for i, a in enumerate(languages):
+        words_a = lists.get(normalise_code(a))
+        if words_a is None:
+            continue
+        values[i, i] = 1.0
+        for j in range(i + 1, len(languages)):
+            words_b = lists.get(normalise_code(languages[j]))
+            distance = ldnd(words_a, words_b) if words_b is not None else None
+            if distance is not None:
+                values[i, j] = values[j, i] = 1.0 - distance
+    unknown = tuple(lang for lang in languages if normalise_code(lang) not in lists)
+    return TypologicalSimilarity("asjp", tuple(languages), values, unknown)

@@ -89,7 +89,7 @@ def error_counts(items: pd.DataFrame) -> dict[str, int]:
 
 
 def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: TypologySource,
-                         errors: dict[str, int] | None = None) -> SimilaritySummary:
+                         errors: dict[str, int] | None = None, asjp: Path | None = None) -> SimilaritySummary:
     """Similarity matrix per layer from the stored means (languages in their stored order);
     Pearson r with each typological feature set over language pairs. With fewer than two languages
     with embeddings (e.g. every request failed) there is no matrix: the summary says why, with the
@@ -109,6 +109,10 @@ def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: Typolo
     r = default_rank(len(languages)) if rank is None else rank
     indexed = means.set_index(["language", "layer"])
     typologies = typological_similarities(languages, typology)
+    if asjp is not None:  # ASJP lexical similarity (1 − LDND; Figs. 7-8) beside the lang2vec feature sets
+        from babelprobe.analysis.typology import asjp_similarity
+
+        typologies.append(asjp_similarity(languages, asjp))
     matrices, correlations = [], []
     for layer in layers:
         columns = np.stack([np.asarray(indexed.loc[(lang, layer), "vector"], dtype=np.float64) for lang in languages],

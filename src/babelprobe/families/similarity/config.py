@@ -39,4 +39,7 @@ class SimilarityConfig(RunOptions, FiguresOption, PartsOption):
     typology: Literal["lang2vec", "urielplus", "none"] = option(
         "lang2vec", "typological similarity to correlate with: lang2vec, urielplus, none")
 
+    asjp: Path | None = option(None, "a converted ASJP table (`babelprobe graph asjp`): adds ASJP lexical similarity "
+                                     "(1 − LDND, Figs. 7-8) to the typology correlations")
+
     _layers = field_validator("layers", mode="before")(parse_layers)

@@ -282,8 +282,9 @@ def grid_command(
     figures: bool = typer.Option(True, "--figures/--no-figures", help="write grid.png (ρ_G per layer × θ)"),
     allow_missing: AllowMissing = False,
 ) -> None:
-    """Which settings made Table 1? Pearson r, ρ_G and cross r for every prompt length × layer × θ
-    of one model, with undefined reasons (issue 19 §5): how fragile a reported correlation is."""
+    """r, ρ_G and cross r at every prompt length × layer × θ of one model (which settings made Table 1?).
+
+    Each cell is `graph sweep`'s computation; undefined values keep their reason (issue 19 §5)."""
     from babelprobe.families.similarity.graph import graph_nodes, sweep
 
     try:
@@ -344,6 +345,22 @@ def grid_command(
                           plain(reasons.most_common(1)[0][0] or "") if reasons else "")
     console.print(table)
     console.print(f"results: {out / 'grid.csv'}")
+
+
+@graph_app.command("asjp")
+def asjp_command(
+    source: Path = typer.Option(..., "--source", help="the ASJP CLDF release (a folder with cldf/forms.csv, "
+                                                      "languages.csv, parameters.csv)"),
+    out: Path = typer.Option(..., "--out", help="Parquet file to write (pass it to `run similarity --asjp`)"),
+) -> None:
+    """Convert the ASJP database (CLDF) once into the word lists `run similarity --asjp` reads (Figs. 7-8)."""
+    from babelprobe.analysis.typology import convert_asjp_cldf
+
+    try:
+        counts = convert_asjp_cldf(source, out)
+    except (DatasetError, ValueError) as exc:
+        _fail(str(exc))
+    console.print(f"{len(counts)} languages, {sum(counts.values())} forms: {out}")
 
 
 @graph_app.command("merge")
