@@ -49,10 +49,6 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
                       f"tokens; {manifest.timings.get('total', 0):.1f} s total")
 
 
-PRESENCE_COLUMNS = ("seen", "unseen", "original/seen", "original/unseen", "official/seen", "official/unseen",
-                    "unseen/seen", "unseen/unseen")
-
-
 def _presence_header(column: str) -> str:
     # "unseen/seen": passages of the unseen-translation group whose passage was seen in the corpus
     return column.replace("unseen/", "unseen tr./") if "/" in column else f"all {column}"
@@ -67,14 +63,17 @@ def print_presence(summary: OwlSummary, console: Console) -> None:
         f"{k} {v} ({100 * v / total:.0f}%)" for k, v in summary.presence_matches.items()), highlight=False)
     table = Table(title="seen (exact or window match) vs unseen passages (OWL App. B.4, Fig. 10), 95% CIs")
     table.add_column("task / perturbation", no_wrap=True)
-    for column in PRESENCE_COLUMNS:
-        table.add_column(_presence_header(column), justify="right")
+    table.add_column("passages")
+    for group in ("all", "original", "official", "unseen"):
+        table.add_column(group, justify="right")
     for t in summary.tasks:
         scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
         cells = {c.group: c for c in t.by_presence}
-        table.add_row(f"{t.task} / {t.perturbation}", *(
-            f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}) n={c.n}"
-            if (c := cells.get(col)) and c.n else "-" for col in PRESENCE_COLUMNS))
+        for label in ("seen", "unseen"):
+            table.add_row(f"{t.task} / {t.perturbation}" if label == "seen" else "", label, *(
+                f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}) n={c.n}"
+                if (c := cells.get(label if g == "all" else f"{g}/{label}")) and c.n else "-"
+                for g in ("all", "original", "official", "unseen")))
     console.print(table)
 
 
