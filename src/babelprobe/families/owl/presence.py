@@ -32,6 +32,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -316,6 +317,17 @@ def build_index(paths: list[Path], out: Path, text_field: str = "text", cpus: in
     out = check_index_path(out)
     if out.exists() and any(out.iterdir()):
         raise PresenceError(f"{out} is not empty; choose a new --out for the index")
+    created = not out.exists()
+    try:
+        return _build(paths, out, text_field, cpus, mem_gib, log, parts, engine, HACK)
+    except BaseException:
+        if created:  # a failed or refused build leaves nothing that looks like an index
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _build(paths: list[Path], out: Path, text_field: str, cpus: int | None, mem_gib: int,
+           log: Callable[[str], None] | None, parts: int | None, engine: str, HACK: int) -> IndexManifest:
     started = time.perf_counter()
     documents: list[Document] = []
     sources: dict[str, int] = {}
