@@ -374,7 +374,9 @@ class LocalIndex:
             manifest_path = self.path / INDEX_MANIFEST
             if not manifest_path.is_file():
                 raise PresenceError(f"{path}: not a babelprobe corpus index (no {INDEX_MANIFEST}; build one with "
-                                    "`babelprobe corpus index PATH... --out IDX`)")
+                                    "`babelprobe corpus index PATH... --out IDX`). Token-id indexes (u16/u32, such "
+                                    "as infini-gram's downloadable ones) need their tokenizer and are not read here "
+                                    "(infini-gram's u32 engine aborts); query the hosted ones with --api")
             self.manifest: IndexManifest | None = IndexManifest.model_validate_json(manifest_path.read_text())
         else:
             self.manifest = None
