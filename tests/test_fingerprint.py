@@ -109,7 +109,9 @@ REQUEST_DEFINITIONS = (
 # revision 2: continuations sharing a context are scored from one copy of it (tree rows, 4D mask)
 # (same revision, new hash: the packing code moved verbatim from hf.py into models/packing.py,
 # issue 15; no answer changed: test_shared_context.py and the reference agreements pin them)
-PINNED = (2, "d572e1870210358f5eadf4ffc5b334433dd93dd7ed2fa532ef093a37499afb51")
+# (same revision, new hash: LogLikelihood.vocab_stats, issue 20: a request without it keeps its key
+# and its answer; test_min_k_plus.py pins both)
+PINNED = (2, "bdb0a14dd2cf3775759636fc5d90306578a4edad4cfb6a7ae18f7aa7b9924dc3")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -134,8 +136,9 @@ def test_scoring_code_changes_bump_the_backend_revision():
 # The encoder-decoder backend (mT5 span corruption) has its own BACKEND_REVISION and reuses
 # hf.py's tokenization; its answers change with any of these files (issue 16 §7).
 SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py")
-# revision 1: the code as of issue 16 (pinned then, no change in answers)
-PINNED_SEQ2SEQ = (1, "e11c61746ea6fa3acaae64bdc2cd9722cf84c657cb9eb83d52856f3bf3162813")
+# revision 1: the code as of issue 16 (pinned then, no change in answers); same revision, new hash:
+# hf.py's vocab_stats (issue 20), which the encoder-decoder backend does not serve
+PINNED_SEQ2SEQ = (1, "74d40b56b5a25cfef56f1fac8d40c88b10e0f3689d6b17b38629240653630067")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

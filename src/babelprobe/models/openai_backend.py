@@ -160,7 +160,9 @@ class OpenAIBackend:
         self.token_field = "max_tokens" if options.token_field == "auto" else options.token_field
         self.send_temperature = options.temperature != "omit"
         self.wrong_model = 0  # responses that named another model than the keyed one
-        self.unsupported_reason: dict[str, str] = {"hidden_states": "an HTTP API does not return hidden states"}
+        self.unsupported_reason: dict[str, str] = {"hidden_states": "an HTTP API does not return hidden states",
+                                                   "vocab_stats": "an HTTP API returns top-k log-probs, not the "
+                                                                  "whole vocabulary's"}
 
     # the concurrency window the executor keeps full across batches (executors.LocalExecutor)
     @property
