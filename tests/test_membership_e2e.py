@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from babelprobe.cli import app
 from babelprobe.config import BUNDLED_DATA
-from tests.tiny_models import DECODER, save_tiny, tiny_model
+from tiny_models import DECODER, save_tiny, tiny_model
 
 
 def test_owl_membership_from_a_real_memorization_run(tmp_path):

@@ -16,7 +16,7 @@ from babelprobe.models.base import Fingerprint, LogLikelihood, request_key
 from babelprobe.models.hf import TransformersBackend
 from babelprobe.models.llamacpp_backend import LlamaCppBackend
 from babelprobe.models.registry import VOCAB_STATS, UnsupportedKind, backend_info, check_supported
-from tests.tiny_models import DECODER, tiny_model, tiny_tokenizer
+from tiny_models import DECODER, tiny_model, tiny_tokenizer
 
 
 def direct_moments(backend, context_ids, continuation_ids) -> tuple[list[float], list[float], list[float]]:
