@@ -58,3 +58,46 @@ def test_tables_equal_a_hand_computation():
     noisy = _items(base_dp, {k: v - 3.0 - 0.1 * i for i, (k, v) in enumerate(base_pp.items())})
     marked = quantization_tables(baseline, {"q8": noisy}, n_resamples=500).tables[1].rows[0].cells[0].deltas["q8"]
     assert marked.excludes_zero and format_delta(marked).endswith("*")
+
+
+def test_the_command_reads_stored_runs(tmp_path):
+    """`owl quantization BASE RUN` on two stored owl runs (items.parquet + manifest.json as a run
+    writes them), printing the change and writing the JSON tables."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from babelprobe import store
+    from babelprobe.cli import app
+    from babelprobe.families.owl.config import OwlConfig
+    from babelprobe.families.owl.probe import OwlRecord
+    from babelprobe.models.base import Fingerprint
+
+    def stored(name: str, spec: str, correct: list[bool]) -> str:
+        out = tmp_path / name
+        out.mkdir()
+        records = [OwlRecord(book_id=f"b{i}", passage_id="1", language="en", language_group="original",
+                             passage_type="no-name", task="direct", perturbation="none", shots=1, passage_tokens=30,
+                             prompt="p", output="o", title="t", author="a", correct=c, author_correct=c,
+                             gold_titles=["T"], gold_author="A", gold_names=[]) for i, c in enumerate(correct)]
+        store.write_items(out, records)
+        config = OwlConfig(model=spec, out=out)
+        manifest = store.new_manifest(
+            probe="owl", config=config.model_dump(mode="json"), data_files={}, seed=0, timings={}, items=len(records),
+            errors=0, requests=store.RequestCounts(requested=0, unique=0, cached=0, computed=0, failed=0, batches=0),
+            model=Fingerprint(spec=spec, backend="test", weights="sha256:0", dtype="float32", device="cpu",
+                              versions={}))
+        store.write_json(out / store.MANIFEST, manifest)
+        return str(out)
+
+    base = stored("f32", "bundled:gemma-3-270m", [True, True, False, True, False, True])
+    quant = stored("q4", "llamacpp:bundled:gemma-3-270m", [False, True, False, False, False, True])
+    done = CliRunner().invoke(app, ["owl", "quantization", base, quant, "--resamples", "200",
+                                    "--out", str(tmp_path / "q.json")])
+    assert done.exit_code == 0, done.output
+    assert "Table 10" in done.output and "66.7" in done.output and "-33.3" in done.output
+    report = json.loads((tmp_path / "q.json").read_text())
+    delta = report["tables"][0]["rows"][0]["cells"][0]["deltas"]["llamacpp:bundled:gemma-3-270m"]
+    assert delta["difference"] == pytest.approx(-100 / 3) and delta["n"] == 6
+    wrong = CliRunner().invoke(app, ["owl", "quantization", base, str(tmp_path)])
+    assert wrong.exit_code == 2

@@ -127,6 +127,7 @@ def test_broken_and_misplaced_indexes_are_refused(tmp_path, corpus):
     # comes out the wrong size and every count would be wrong; the self-check refuses it
     with pytest.raises(PresenceError, match="broken build"):
         build_index([corpus["root"] / "docs.jsonl"], tmp_path / "two_parts", parts=2)
+    assert not (tmp_path / "two_parts").exists()  # a refused build leaves nothing behind
     with pytest.raises(PresenceError, match="not a babelprobe corpus index"):
         LocalIndex(tmp_path / "two_parts")
     with pytest.raises(PresenceError, match="not empty"):

@@ -98,6 +98,10 @@ def test_reports_show_seen_and_unseen(tmp_path):
     console = Console(record=True, width=250)
     print_owl_summary(summary, None, console)
     out = console.export_text()
-    assert "Fig. 9" in out and "all seen" in out and "all unseen" in out
+    assert "Fig. 9" in out and "Fig. 10" in out and " seen " in out and " unseen " in out
+    from babelprobe.families.owl.report import owl_figure_list
+
+    names = [name for name, _ in owl_figure_list(summary)]
+    assert "owl_presence_matches" in names and "owl_direct_none_seen_unseen" in names
     metrics = {m.metric for m in owl_profile(summary)}
     assert {"OWL direct (none), seen passages", "OWL direct (none), unseen passages"} <= metrics

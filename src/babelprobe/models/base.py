@@ -27,6 +27,8 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     # fields added later: left out of the request key while None (request_key)
     _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
+    # flags added later: left out of the request key while False (request_key)
+    _OMIT_IF_FALSE: ClassVar[frozenset[str]] = frozenset()
 
 
 class ChatMessage(_Frozen):
@@ -66,15 +68,22 @@ class Generate(_Frozen):
 
 class LogLikelihood(_Frozen):
     """Log-probability of ``continuation`` given ``context``: as texts (the boundary rule:
-    tokenization.py) or as token ids (exactly one of the two forms)."""
+    tokenization.py) or as token ids (exactly one of the two forms).
+
+    ``vocab_stats``: also return, at each scored position, the mean and standard deviation of
+    log p(z | x_<t) over the whole vocabulary under p(. | x_<t) (Min-K%++, Zhang et al. 2024,
+    Eq. 2). Only backends that see the full distribution answer it (models/registry.py:
+    ``vocab_stats``); in the request key only when True."""
 
     _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"context_ids", "continuation_ids", "encoder_eos"})
+    _OMIT_IF_FALSE: ClassVar[frozenset[str]] = frozenset({"vocab_stats"})
     kind: Literal["loglikelihood"] = "loglikelihood"
     context: str | None = None
     continuation: str | None = None
     context_ids: tuple[int, ...] | None = None
     continuation_ids: tuple[int, ...] | None = None
     encoder_eos: bool | None = None  # as Generate.encoder_eos
+    vocab_stats: bool = False
 
     @model_validator(mode="after")
     def _one_form(self) -> "LogLikelihood":
@@ -178,6 +187,9 @@ class LogLikelihoodResult(BaseModel):
     token_logprobs: list[float]
     tokens: list[str]
     greedy: bool = Field(description="every continuation token is the argmax at its position")
+    # with LogLikelihood.vocab_stats: per scored token, E[log p(z)] and std of log p(z), z ~ p(. | x_<t)
+    token_means: list[float] | None = None
+    token_stds: list[float] | None = None
 
 
 class NextTokenResult(BaseModel):
@@ -231,6 +243,7 @@ def request_key(request: Request) -> str:
     """Stable content hash of a request: equal requests, equal keys, across processes. Fields
     added to a kind later are left out while unset, so older keys (and caches) stay valid."""
     omit = {name for name in request._OMIT_IF_NONE if getattr(request, name) is None}
+    omit |= {name for name in request._OMIT_IF_FALSE if getattr(request, name) is False}
     return hashlib.sha256(request.model_dump_json(exclude=omit or None).encode("utf-8")).hexdigest()
 
 

@@ -69,6 +69,7 @@ class _Query:
     row: int
     index: int
     token_ids: tuple[int, ...]
+    vocab_stats: bool = False  # also the mean and std of log p over the vocabulary there
 
 
 def resolve_device(device: str) -> str:
@@ -258,9 +259,12 @@ class TransformersBackend:
         return self.tree_rows and longest <= min(window, self.tree_max_length)
 
     @torch.inference_mode()
-    def _score(self, rows: Sequence[TreeRow], queries: Sequence[_Query]) -> list[tuple[list[float], int]]:
-        """One padded forward over ``rows``; for each query, the log-probs of its token ids and
-        the argmax token after it. The LM head runs once per distinct queried token only.
+    def _score(self, rows: Sequence[TreeRow], queries: Sequence[_Query]
+               ) -> list[tuple[list[float], int, tuple[float, float] | None]]:
+        """One padded forward over ``rows``; for each query, the log-probs of its token ids, the
+        argmax token after it and, where asked (``vocab_stats``), the mean and standard deviation
+        of log p over the vocabulary there (``vocab_moments``). The LM head runs once per
+        distinct queried token only.
 
         Where the attention takes a custom mask, the rows are packed side by side into a few
         evenly filled rows (``pack_rows``) and run with a 4D mask; otherwise (plain sequences
@@ -294,10 +298,12 @@ class TransformersBackend:
             self.stats.contexts.extend(row.token_ids for row in rows)
         norm = torch.logsumexp(picked, dim=-1)
         best = picked.argmax(dim=-1).tolist()
+        wanted = sorted({k for k, q in zip(slot, queries) if q.vocab_stats})
+        moments = dict(zip(wanted, vocab_moments(picked[wanted]))) if wanted else {}
         out = []
         for k, q in zip(slot, queries):
             targets = torch.tensor(q.token_ids, device=picked.device)
-            out.append(((picked[k, targets] - norm[k]).tolist(), best[k]))
+            out.append(((picked[k, targets] - norm[k]).tolist(), best[k], moments.get(k)))
         return out
 
     def _logits_at(self, ids, attention, positions, row_index, col_index) -> torch.Tensor:
@@ -330,17 +336,18 @@ class TransformersBackend:
         longest = max(len(c) + len(e) for c, e in sequences)
         rows, placed = pack_shared_contexts(sequences, branch=self._branches(longest))
         queries = [
-            _Query(p.row, p.indices[len(s.context_ids) - 1 + j], (tok,))
-            for s, p in zip(splits, placed)
+            _Query(p.row, p.indices[len(s.context_ids) - 1 + j], (tok,), r.vocab_stats)
+            for r, s, p in zip(requests, splits, placed)
             for j, tok in enumerate(s.continuation_ids)
         ]
         scored = iter(self._score(rows, queries))
         results = []
-        for s in splits:
-            lps, greedy = [], True
+        for r, s in zip(requests, splits):
+            lps, greedy, moments = [], True, []
             for tok in s.continuation_ids:
-                (lp,), best = next(scored)
+                (lp,), best, stats = next(scored)
                 lps.append(lp)
+                moments.append(stats)
                 greedy = greedy and best == tok
             results.append(
                 LogLikelihoodResult(
@@ -348,6 +355,8 @@ class TransformersBackend:
                     token_logprobs=lps,
                     tokens=self.tokenizer.convert_ids_to_tokens(list(s.continuation_ids)),
                     greedy=greedy,
+                    token_means=[m[0] for m in moments] if r.vocab_stats else None,
+                    token_stds=[m[1] for m in moments] if r.vocab_stats else None,
                 )
             )
         return results
@@ -382,7 +391,7 @@ class TransformersBackend:
         keys = list(grouped)
         scored = self._score([TreeRow.chain(r) for r in rows], [_Query(row, pos, tuple(grouped[(row, pos)])) for row, pos in keys])
         lookup = {
-            (key, tok): lp for key, (lps, _) in zip(keys, scored) for tok, lp in zip(grouped[key], lps)
+            (key, tok): lp for key, (lps, *_) in zip(keys, scored) for tok, lp in zip(grouped[key], lps)
         }
         results, cursor = [], 0
         for r in requests:
@@ -524,6 +533,23 @@ class TransformersBackend:
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])
+
+
+def vocab_moments(logits: torch.Tensor) -> list[tuple[float, float]]:
+    """Per row of ``logits`` (positions x vocabulary): mu = E_z[log p(z)] and sigma = sqrt(E_z[(log
+    p(z) - mu)^2]), z ~ p = softmax(row), over the whole vocabulary (Min-K%++, Zhang et al. 2024,
+    Eq. 2; their code: ``mu = (probs * log_probs).sum(-1)``, ``sigma = (probs * log_probs**2).sum(-1)
+    - mu**2``). In float64 and from centred values, so that the variance of a peaked distribution
+    is not lost to cancellation; a token of probability 0 adds 0 (0 * -inf is taken as 0)."""
+    out: list[tuple[float, float]] = []
+    for chunk in logits.split(32):  # float64 rows of a 262k vocabulary: 2 MB each, a few at a time
+        logp = torch.log_softmax(chunk.double(), dim=-1)
+        p = logp.exp()
+        mu = (p * logp.nan_to_num(neginf=0.0)).sum(-1)
+        centred = (logp - mu.unsqueeze(-1)).nan_to_num(neginf=0.0)
+        sigma = (p * centred.square()).sum(-1).sqrt()
+        out += zip(mu.tolist(), sigma.tolist())
+    return out
 
 
 def tokenize_text(tokenizer, text: str) -> TokenizeResult:

@@ -176,6 +176,7 @@ class LlamaCppBackend:
     unsupported_reason = {
         "hidden_states": "llama.cpp exposes only pooled last-layer embeddings (in an embedding context), "
                          "not per-layer hidden states",
+        "vocab_stats": "babelprobe reads log-probs of the scored tokens only, not the vocabulary-wide moments",
     }
 
     def __init__(self, llm, llama_cpp, fingerprint: Fingerprint, max_length: int):

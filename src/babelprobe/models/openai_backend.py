@@ -166,6 +166,7 @@ class OpenAIBackend:
         self.wrong_model = 0  # responses that named another model than the keyed one
         self.unsupported_reason: dict[str, str] = {
             "hidden_states": "an HTTP API does not return hidden states",
+            "vocab_stats": "an HTTP API returns top-k log-probs, not the whole vocabulary's",
             "audio_generate": f"{model!r} is not an audio model by its name; set --model-arg audio=true if it "
                               "takes input_audio"}
 

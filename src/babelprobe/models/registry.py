@@ -33,8 +33,13 @@ ENTRY_POINT_GROUP = "babelprobe.backends"
 # The order kinds are shown in (the `models` table, error messages).
 KIND_ORDER = ("generate", "loglikelihood", "next_token", "hidden_states", "tokenize", "audio_generate")
 
-# the text kinds; audio_generate is answered only by models that hear (declared per backend)
-ALL_KINDS = frozenset({"generate", "loglikelihood", "next_token", "hidden_states", "tokenize"})
+# ``vocab_stats`` is a capability, not a request kind of its own: LogLikelihood(vocab_stats=True)
+# (the vocabulary-wide mean and std of log p per position, Min-K%++); a stage that sends such
+# requests declares it so that a backend without the full distribution is refused up front.
+VOCAB_STATS = "vocab_stats"
+# the text kinds (and the vocab_stats capability); audio_generate is answered only by models that
+# hear (declared per backend)
+ALL_KINDS = frozenset({"generate", "loglikelihood", "next_token", "hidden_states", "tokenize", VOCAB_STATS})
 
 # What a probe needs a kind for, in a user's words (used in error messages).
 KIND_NEEDS = {
@@ -44,6 +49,8 @@ KIND_NEEDS = {
     "hidden_states": "per-layer hidden states (hidden_states)",
     "tokenize": "the model's token ids of a text (tokenize)",
     "audio_generate": "text generation from audio input (audio_generate): a model that hears",
+    VOCAB_STATS: "the mean and spread of log-probabilities over the whole vocabulary at each scored "
+                 "position (LogLikelihood vocab_stats, for Min-K%++)",
 }
 
 

@@ -98,6 +98,7 @@ class VLLMBackend:
     supported_kinds = backend_info("vllm").kinds  # declared once, in the registry
     unsupported_reason = {
         "hidden_states": "vLLM's pooling runner exposes only the last layer's pooled output, not per-layer states",
+        "vocab_stats": "prompt_logprobs return the top tokens' log-probs, not the whole vocabulary's moments",
     }
 
     def __init__(self, llm, vllm_module, tokenizer, fingerprint: Fingerprint, max_length: int,

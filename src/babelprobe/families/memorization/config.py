@@ -46,6 +46,8 @@ class MemorizationConfig(RunOptions, BootstrapOption, PartsOption):
     repetition_penalty: float | None = option(
         None, "greedy decoding's repetition penalty (babelprobe: off; authors: 1.2)", gt=0)
     min_k: float = option(0.2, "Min-K% Prob: fraction of least likely tokens", gt=0, le=1)
+    min_k_plus: bool = option(False, "also Min-K%++ (Zhang et al. 2024): asks the backend for the vocabulary-wide "
+                                     "mean and std of log-probs per position (transformers backend only)", style="flag")
     reference: str | None = option(None, "reference model spec: log-likelihood ratio against it (decoder-only)")
     noise_density: float | None = option(
         None, "encoder-decoder: share of the window to mask (default: --suffix-tokens tokens)", gt=0, lt=1)

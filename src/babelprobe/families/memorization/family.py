@@ -21,6 +21,7 @@ from babelprobe.families.memorization.config import DEMO_MEMORIZATION, Memorizat
 from babelprobe.families.memorization.data import Sample, load_samples
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Pairs, Plan, Stage, StageContext
 from babelprobe.models.base import request_key
+from babelprobe.models.registry import VOCAB_STATS
 from babelprobe.families.memorization.probe import MemorizationRecord, SpanProbe, SuffixProbe, Window
 
 REQUEST_KINDS = frozenset({"tokenize", "generate", "loglikelihood"})  # of the model under test
@@ -43,6 +44,8 @@ class WindowProbe:
 
     def __init__(self, probe: SuffixProbe | SpanProbe):
         self.probe = probe
+        if probe.vocab_stats:
+            self.request_kinds = REQUEST_KINDS | {VOCAB_STATS}
 
     def requests(self, item: Prepared) -> list:
         if item.record is not None:
@@ -72,6 +75,8 @@ def choose_probe(config: MemorizationConfig, backend) -> SuffixProbe | SpanProbe
     if getattr(backend, "is_encoder_decoder", False):
         if config.reference:
             raise ValueError("--reference works with decoder-only models (it scores the suffix given the prefix)")
+        if config.min_k_plus:
+            raise ValueError("--min-k-plus works with decoder-only models on the transformers backend")
         return SpanProbe.from_config(config)
     return SuffixProbe.from_config(config)
 
@@ -164,7 +169,8 @@ class MemorizationFamily(Family[MemorizationConfig]):
         """tokenize -> controls -> score (the model under test), then reference (``--reference``)."""
         tokens = lambda config: frozenset({"tokenize"})  # noqa: E731
         return [Stage("tokenize", tokens, tokenize_stage), Stage("controls", tokens, controls_stage),
-                Stage("score", lambda config: frozenset({"generate", "loglikelihood"}), score_stage),
+                Stage("score", lambda config: frozenset({"generate", "loglikelihood"})
+                      | ({VOCAB_STATS} if config.min_k_plus else set()), score_stage),
                 Stage("reference", lambda config: frozenset({"loglikelihood"}), reference_stage,
                       models=lambda config: [config.reference] if config.reference else [])]
 

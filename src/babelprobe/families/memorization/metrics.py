@@ -12,7 +12,8 @@
   ``script_tokens`` words, the same units as BLEU.
 - PM: log Pr(s | p) = sum_r log p(s_r | p, s_<r) (§3.1, Kim et al. 2023), from the backend.
 - Calibrated scores (beyond the paper, same forward): per-token mean log-prob; Min-K% Prob (Shi et
-  al. 2023); zlib-entropy ratio (Carlini et al. 2021).
+  al. 2023); zlib-entropy ratio (Carlini et al. 2021); Min-K%++ (Zhang et al. 2024) where the
+  run asks the backend for vocabulary moments (``--min-k-plus``).
 """
 
 from __future__ import annotations
@@ -93,6 +94,29 @@ def min_k_prob(token_logprobs: Sequence[float], k: float = 0.2) -> float:
         raise ValueError(f"k must be in (0, 1], got {k}")
     count = max(1, int(len(token_logprobs) * k))
     return float(sum(sorted(token_logprobs)[:count]) / count)
+
+
+def min_k_plus_plus(token_logprobs: Sequence[float], means: Sequence[float], stds: Sequence[float],
+                    k: float = 0.2) -> float:
+    """Min-K%++ (Zhang et al. 2024, Eq. 2-3): per token z_t = (log p(x_t | x_<t) - mu_t) / sigma_t,
+    mu_t and sigma_t the mean and standard deviation of log p(z | x_<t) for z ~ p(. | x_<t) over
+    the vocabulary (LogLikelihood.vocab_stats); the score is the mean of the k% lowest z_t, counted
+    as ``min_k_prob`` (the authors' code: ``int(len * k)``; here at least one). A position whose
+    distribution is a point mass (sigma = 0) has z = 0 for the sure token, -inf for any other.
+    Higher means more likely seen in training."""
+    if not 0 < k <= 1:
+        raise ValueError(f"k must be in (0, 1], got {k}")
+    if not len(token_logprobs) == len(means) == len(stds) or not token_logprobs:
+        raise ValueError(f"Min-K%++ needs one mean and std per token: {len(token_logprobs)} log-probs, "
+                         f"{len(means)} means, {len(stds)} stds")
+    scores = []
+    for lp, mu, sigma in zip(token_logprobs, means, stds):
+        if sigma > 0:
+            scores.append((lp - mu) / sigma)
+        else:
+            scores.append(0.0 if lp >= mu else -math.inf)
+    count = max(1, int(len(scores) * k))
+    return float(sum(sorted(scores)[:count]) / count)
 
 
 def zlib_entropy(text: str) -> int:

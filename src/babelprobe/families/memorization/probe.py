@@ -61,6 +61,7 @@ from babelprobe.families.memorization.metrics import (
     exact_match,
     exact_ratio,
     mean_logprob,
+    min_k_plus_plus,
     min_k_prob,
     rm_units,
     rouge_l,
@@ -125,6 +126,7 @@ class MemorizationRecord(BaseModel):
     token_logprobs: list[float] | None = None
     pm_mean: float | None = None
     min_k: float | None = None
+    min_k_pp: float | None = None  # Min-K%++ (--min-k-plus)
     zlib_ratio: float | None = None
     pm_greedy: bool | None = None  # every scored token is the model's argmax (greedy would reproduce it)
     reference_pm: float | None = None  # filled by the --reference stage (families/memorization.py)
@@ -136,6 +138,7 @@ class MemorizationRecord(BaseModel):
     control_pm: float | None = None
     control_pm_mean: float | None = None
     control_min_k: float | None = None
+    control_min_k_pp: float | None = None
     control_zlib_ratio: float | None = None
     error: str | None = None
 
@@ -199,12 +202,15 @@ class _BaseProbe:
     mode: str
 
     def __init__(self, prefix_tokens: list[int], suffix_tokens: int = 15, offset: Offset = "first",
-                 repetition_penalty: float | None = None, min_k: float = 0.2, seed: int = 0):
+                 repetition_penalty: float | None = None, min_k: float = 0.2, seed: int = 0,
+                 vocab_stats: bool = False):
         if not prefix_tokens or min(prefix_tokens) < 1 or suffix_tokens < 1:
             raise ValueError("prefix and suffix lengths must be positive")
         self.prefix_lengths = sorted(set(prefix_tokens))
         self.suffix_tokens, self.offset = suffix_tokens, offset
         self.repetition_penalty, self.k, self.seed = repetition_penalty, min_k, seed
+        # Min-K%++: the likelihood requests also ask for vocabulary moments (their keys change only then)
+        self.vocab_stats = vocab_stats
 
     @staticmethod
     def tokenize_request(sample: Sample) -> Tokenize:
@@ -247,6 +253,9 @@ class _BaseProbe:
         lps = result.token_logprobs if positions is None else [result.token_logprobs[p] for p in positions]
         scores = {"pm": float(sum(lps)), "pm_mean": mean_logprob(lps), "min_k": min_k_prob(lps, self.k),
                   "zlib_ratio": zlib_ratio(lps, text)}
+        if result.token_means is not None and result.token_stds is not None:
+            pick = (lambda xs: xs) if positions is None else (lambda xs: [xs[p] for p in positions])
+            scores["min_k_pp"] = min_k_plus_plus(lps, pick(result.token_means), pick(result.token_stds), self.k)
         return {f"{prefix}{k}": v for k, v in scores.items()}
 
 
@@ -256,8 +265,9 @@ class SuffixProbe(_BaseProbe):
     mode = "suffix"
 
     def __init__(self, prefix_tokens: list[int], suffix_tokens: int = 15, offset: Offset = "first",
-                 repetition_penalty: float | None = None, rm: str = "tokens", min_k: float = 0.2, seed: int = 0):
-        super().__init__(prefix_tokens, suffix_tokens, offset, repetition_penalty, min_k, seed)
+                 repetition_penalty: float | None = None, rm: str = "tokens", min_k: float = 0.2, seed: int = 0,
+                 vocab_stats: bool = False):
+        super().__init__(prefix_tokens, suffix_tokens, offset, repetition_penalty, min_k, seed, vocab_stats)
         if rm not in ("tokens", "words"):
             raise ValueError(f"unknown RM units {rm!r}: tokens, words")
         self.rm = rm
@@ -266,7 +276,7 @@ class SuffixProbe(_BaseProbe):
     def from_config(cls, config) -> "SuffixProbe":
         """From a MemorizationConfig (its preset already resolved into the fields)."""
         return cls(config.prefix_tokens, config.suffix_tokens, config.offset, config.repetition_penalty,
-                   config.rm_units, config.min_k, config.seed)
+                   config.rm_units, config.min_k, config.seed, config.min_k_plus)
 
     def control_text(self, window: Window) -> str:
         key = f"{window.sample.sample_id}/{window.start}/{window.prefix_tokens}"
@@ -280,8 +290,10 @@ class SuffixProbe(_BaseProbe):
         return [
             Generate(prompt_ids=window.prefix_ids, max_tokens=self.suffix_tokens,
                      repetition_penalty=self.repetition_penalty),
-            LogLikelihood(context_ids=window.prefix_ids, continuation_ids=window.suffix_ids),
-            LogLikelihood(context_ids=window.prefix_ids, continuation_ids=tuple(control_ids)),
+            LogLikelihood(context_ids=window.prefix_ids, continuation_ids=window.suffix_ids,
+                          vocab_stats=self.vocab_stats),
+            LogLikelihood(context_ids=window.prefix_ids, continuation_ids=tuple(control_ids),
+                          vocab_stats=self.vocab_stats),
         ]
 
     @staticmethod

@@ -266,8 +266,9 @@ def register_membership(root: CommandRoot) -> None:
                           f"{c.tpr_at_1:.2f} ({c.tpr_at_1_low:.2f}-{c.tpr_at_1_high:.2f})",
                           f"{c.tpr_at_5:.2f} ({c.tpr_at_5_low:.2f}-{c.tpr_at_5_high:.2f})")
         console.print(table)
-        console.print("Min-K%++ is not computed (it needs vocabulary-wide log-prob statistics per position). "
-                      "Presence labels are noisy: an edition or spacing the corpus does not hold counts as unseen.")
+        if "Min-K%++" not in {c.score for c in cells}:
+            console.print("Min-K%++ is not computed: run memorization with --min-k-plus (transformers backend).")
+        console.print("Presence labels are noisy: an edition or spacing the corpus does not hold counts as unseen.")
         if out is not None:
             try:
                 out.write_text(json.dumps([c.model_dump() for c in cells], indent=2))

@@ -9,8 +9,9 @@ App. B.4; the English version's label stands for every version, as in Fig. 10), 
 those labelled none. Every score is oriented so that higher means "member"; AUROC and TPR at 1%
 and 5% FPR come from analysis/membership.py, overall and per language group (or language).
 
-Min-K%++ (Zhang et al. 2024) needs the mean and variance of the log-probabilities over the
-whole vocabulary at each position, which no request kind returns; it is not computed.
+Min-K%++ (Zhang et al. 2024) is there when the run was made with ``--min-k-plus`` (the backend
+returns the mean and standard deviation of the log-probabilities over the whole vocabulary at each
+scored position; transformers backend only).
 An exact-match presence label is noisy (another edition or spacing counts as unseen), which
 caps the AUROC any score can reach.
 """
@@ -26,6 +27,7 @@ from babelprobe.families.owl.presence import PresenceRow, label_of, presence_lab
 SCORES: dict[str, tuple[str, float]] = {
     "pm_mean": ("-loss (mean log-prob)", 1.0),
     "min_k": ("Min-K% Prob", 1.0),
+    "min_k_pp": ("Min-K%++", 1.0),
     "zlib_ratio": ("-zlib ratio", -1.0),
     "reference_log_ratio": ("reference log-ratio", 1.0),
 }

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -316,6 +317,17 @@ def build_index(paths: list[Path], out: Path, text_field: str = "text", cpus: in
     out = check_index_path(out)
     if out.exists() and any(out.iterdir()):
         raise PresenceError(f"{out} is not empty; choose a new --out for the index")
+    created = not out.exists()
+    try:
+        return _build(paths, out, text_field, cpus, mem_gib, log, parts, engine, HACK)
+    except BaseException:
+        if created:  # a failed or refused build leaves nothing that looks like an index
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _build(paths: list[Path], out: Path, text_field: str, cpus: int | None, mem_gib: int,
+           log: Callable[[str], None] | None, parts: int | None, engine: str, HACK: int) -> IndexManifest:
     started = time.perf_counter()
     documents: list[Document] = []
     sources: dict[str, int] = {}
@@ -362,7 +374,9 @@ class LocalIndex:
             manifest_path = self.path / INDEX_MANIFEST
             if not manifest_path.is_file():
                 raise PresenceError(f"{path}: not a babelprobe corpus index (no {INDEX_MANIFEST}; build one with "
-                                    "`babelprobe corpus index PATH... --out IDX`)")
+                                    "`babelprobe corpus index PATH... --out IDX`). Token-id indexes (u16/u32, such "
+                                    "as infini-gram's downloadable ones) need their tokenizer and are not read here "
+                                    "(infini-gram's u32 engine aborts); query the hosted ones with --api")
             self.manifest: IndexManifest | None = IndexManifest.model_validate_json(manifest_path.read_text())
         else:
             self.manifest = None

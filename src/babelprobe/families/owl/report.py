@@ -9,7 +9,10 @@ from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
+from babelprobe.analysis.bootstrap import Cell
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
+
+GROUP_NAMES = ("original", "official", "unseen")
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, pct, text
 from babelprobe.report.terminal import plain, titled as _titled
@@ -54,10 +57,6 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
                       f"tokens; {manifest.timings.get('total', 0):.1f} s total")
 
 
-PRESENCE_COLUMNS = ("seen", "unseen", "original/seen", "original/unseen", "official/seen", "official/unseen",
-                    "unseen/seen", "unseen/unseen")
-
-
 def _presence_header(column: str) -> str:
     # "unseen/seen": passages of the unseen-translation group whose passage was seen in the corpus
     return column.replace("unseen/", "unseen tr./") if "/" in column else f"all {column}"
@@ -72,14 +71,17 @@ def print_presence(summary: OwlSummary, console: Console) -> None:
         f"{k} {v} ({100 * v / total:.0f}%)" for k, v in summary.presence_matches.items()), highlight=False)
     table = Table(title="seen (exact or window match) vs unseen passages (OWL App. B.4, Fig. 10), 95% CIs")
     table.add_column("task / perturbation", no_wrap=True)
-    for column in PRESENCE_COLUMNS:
-        table.add_column(_presence_header(column), justify="right")
+    table.add_column("passages")
+    for group in ("all", "original", "official", "unseen"):
+        table.add_column(group, justify="right")
     for t in summary.tasks:
         scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
         cells = {c.group: c for c in t.by_presence}
-        table.add_row(f"{t.task} / {t.perturbation}", *(
-            f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}) n={c.n}"
-            if (c := cells.get(col)) and c.n else "-" for col in PRESENCE_COLUMNS))
+        for label in ("seen", "unseen"):
+            table.add_row(f"{t.task} / {t.perturbation}" if label == "seen" else "", label, *(
+                f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}) n={c.n}"
+                if (c := cells.get(label if g == "all" else f"{g}/{label}")) and c.n else "-"
+                for g in ("all", "original", "official", "unseen")))
     console.print(table)
 
 
@@ -208,6 +210,24 @@ def owl_figure_list(summary: OwlSummary) -> list[tuple[str, Figure]]:
         figures.append(("owl_by_length", grouped_bars_figure(series, ["0-50", "50-100", "100+"],
                                                              f"OWL accuracy by passage length ({summary.tokenizer} "
                                                              "tokens)", "accuracy %", 100.0)))
+    if summary.presence_matches:
+        # Fig. 9: share of passages per match type (counts, no interval)
+        total = sum(summary.presence_matches.values())
+        shares = [Cell(group=k, n=v, errors=0, value=v / total, ci_low=v / total, ci_high=v / total, degenerate=True)
+                  for k, v in summary.presence_matches.items()]
+        figures.append(("owl_presence_matches", grouped_bars_figure(
+            {"passages": shares}, list(summary.presence_matches), f"match types in the corpus (Fig. 9; {total} "
+            "passages)", "% of passages", 100.0)))
+        # Fig. 10: accuracy of seen vs unseen passages per language group, one panel per task
+        for t in accuracy:
+            if t.by_presence:
+                cells = {c.group: c for c in t.by_presence}
+                series = {label: [Cell(**{**c.model_dump(), "group": g}) for g in ("all", *GROUP_NAMES)
+                                  if (c := cells.get(label if g == "all" else f"{g}/{label}"))]
+                          for label in ("seen", "unseen")}
+                figures.append((f"owl_{t.task}_{t.perturbation}_seen_unseen", grouped_bars_figure(
+                    series, ["all", *GROUP_NAMES], f"{t.task} ({t.perturbation}): seen vs unseen passages (Fig. 10)",
+                    "accuracy %", 100.0)))
     return figures
 
 
