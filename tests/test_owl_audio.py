@@ -233,3 +233,19 @@ def test_openai_model_that_does_not_hear_is_refused(tmp_path, espeak_dir):
     finally:
         for b in (deaf, hears, forced):
             b.close()
+
+
+def test_owl_audio_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    result = CliRunner().invoke(app, ["owl", "audio", "--data", str(DEMO_OWL), "--out", str(tmp_path / "a"),
+                                      "--tts", "espeak", "--no-asr", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    entries = read_manifest(tmp_path / "a")
+    assert len(entries) == 3 and all(e.transcript is None and e.wer is None for e in entries)
+    assert json.loads((tmp_path / "a" / "synthesis.json").read_text())["made"] == 3
+    bad = CliRunner().invoke(app, ["owl", "audio", "--data", str(DEMO_OWL), "--out", str(tmp_path / "b"),
+                                   "--tts", "festival"])
+    assert bad.exit_code == 2 and "unknown engine" in bad.output
