@@ -146,9 +146,13 @@ def test_run_owl_modality_audio_on_a_tiny_qwen2_audio(tmp_path, qwen2_audio, esp
         (audio / e.file).parent.mkdir(parents=True, exist_ok=True)
         (audio / e.file).write_bytes((espeak_dir / e.file).read_bytes())
     (audio / MANIFEST).write_text((espeak_dir / MANIFEST).read_text())
-    # one file unreadable after the check: its request fails, and the row is an error, not an answer
-    broken = next(e for e in read_manifest(audio) if e.book_id == "metamorphosis" and e.variant == "whole")
-    (audio / broken.file).write_bytes(b"not a wav")
+    # one clip longer than the model's 30 s audio window: its request fails (never cut), the row is an error
+    entries = read_manifest(audio)
+    long = next(e for e in entries if e.book_id == "metamorphosis" and e.variant == "whole")
+    data, rate = sf.read(audio / long.file)
+    sha = speech.write_wav(audio / long.file, np.concatenate([data, np.zeros(31 * rate)]), rate)
+    (audio / MANIFEST).write_text("".join((e.model_copy(update={"sha256": sha}) if e is long else e).model_dump_json()
+                                          + "\n" for e in entries))
     outcome = run(_config(tmp_path / "run", f"hf:{qwen2_audio}", audio, audio_cascade=True))
     items = read_items(tmp_path / "run")
     assert set(items["language"]) == {"en"}
@@ -162,6 +166,7 @@ def test_run_owl_modality_audio_on_a_tiny_qwen2_audio(tmp_path, qwen2_audio, esp
     assert audio_rows["audio_sha256"].notna().all() and audio_rows["prompt"].str.contains(r"\[audio: ").all()
     errors = items[items["error"].notna()]
     assert list(map(tuple, errors[["modality", "book_id", "task"]].to_numpy())) == [("audio", "metamorphosis", "direct")]
+    assert "30 s window" in errors["error"].iat[0]
     asr = items[items["modality"] == "asr"]
     transcripts = {e.file: e.transcript for e in read_manifest(audio)}
     assert all(transcripts[f] in p for f, p in zip(asr["audio_file"], asr["prompt"]))
@@ -173,6 +178,21 @@ def test_run_owl_modality_audio_on_a_tiny_qwen2_audio(tmp_path, qwen2_audio, esp
 
     html = run_report(tmp_path / "run").read_text()
     assert "audio vs text" in html
+
+
+def test_a_changed_audio_file_is_refused_before_the_run(tmp_path, espeak_dir):
+    from babelprobe.data.validation import DatasetError
+    from babelprobe.families.owl.audio import load_clips
+
+    audio = tmp_path / "audio"
+    for e in read_manifest(espeak_dir):
+        (audio / e.file).parent.mkdir(parents=True, exist_ok=True)
+        (audio / e.file).write_bytes((espeak_dir / e.file).read_bytes())
+    (audio / MANIFEST).write_text((espeak_dir / MANIFEST).read_text())
+    first = read_manifest(audio)[0]
+    (audio / first.file).write_bytes(b"RIFF....")
+    with pytest.raises(DatasetError, match=r"manifest.jsonl, row 1, field 'sha256'.*changed"):
+        load_clips(audio, _english())
 
 
 def test_text_only_models_are_refused_before_any_request(tmp_path, espeak_dir):
@@ -233,3 +253,19 @@ def test_openai_model_that_does_not_hear_is_refused(tmp_path, espeak_dir):
     finally:
         for b in (deaf, hears, forced):
             b.close()
+
+
+def test_owl_audio_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    result = CliRunner().invoke(app, ["owl", "audio", "--data", str(DEMO_OWL), "--out", str(tmp_path / "a"),
+                                      "--tts", "espeak", "--no-asr", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    entries = read_manifest(tmp_path / "a")
+    assert len(entries) == 3 and all(e.transcript is None and e.wer is None for e in entries)
+    assert json.loads((tmp_path / "a" / "synthesis.json").read_text())["made"] == 3
+    bad = CliRunner().invoke(app, ["owl", "audio", "--data", str(DEMO_OWL), "--out", str(tmp_path / "b"),
+                                   "--tts", "festival"])
+    assert bad.exit_code == 2 and "unknown engine" in bad.output

@@ -271,11 +271,11 @@ def models() -> None:
     # every column from the registry: a new kind or engine (an entry point too) shows up here
     table = Table(title="backends (request kinds each answers)")
     for col in ("spec", "engine", *KIND_ORDER, "installed"):
-        table.add_column(col)
+        table.add_column(col, min_width=47 if col == "spec" else None)  # a spec stays on one line at 200 columns
     settings = []
     for info in all_backends():
-        marks = ["no" if k not in info.kinds else "if the server can" if k in info.conditional_kinds else "yes"
-                 for k in KIND_ORDER]
+        marks = ["no" if k not in info.kinds else "yes" if k not in info.conditional_kinds
+                 else "if it hears" if k == "audio_generate" else "if the server can" for k in KIND_ORDER]
         installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
         table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
         try:

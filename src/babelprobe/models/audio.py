@@ -13,8 +13,10 @@ polyphase filter (scipy). A clip longer than the feature extractor's window (Whi
 Qwen2-Audio encodes one window and would drop the rest silently) is refused as that request's
 error, not cut.
 
-Qwen2.5-Omni: the full model (``qwen2_5_omni``) is loaded with its talker disabled and asked for
-text only; a thinker checkpoint (``qwen2_5_omni_thinker``) is loaded as it is.
+Qwen2.5-Omni: the full model (``qwen2_5_omni``) is loaded without its talker and its thinker
+generates the text; a thinker checkpoint (``qwen2_5_omni_thinker``) is loaded as it is. Not tested
+here: Qwen2.5-Omni's processor needs a video processor (torchvision), which the test extra lacks;
+the tiny model of tests/test_owl_audio.py is a Qwen2-Audio.
 """
 
 from __future__ import annotations
@@ -155,9 +157,9 @@ class AudioTextBackend:
             criteria = self._stopping(stop)
             if criteria is not None:
                 generate["stopping_criteria"] = criteria
-            if self.omni_full:
-                generate["return_audio"] = False
-            out = self.model.generate(**inputs, **generate)
+            # the full Omni model: its thinker answers in text (the talker would add speech)
+            generator = self.model.thinker if self.omni_full else self.model
+            out = generator.generate(**inputs, **generate)
             sequences = out if isinstance(out, torch.Tensor) else out.sequences
             new = sequences[:, inputs["input_ids"].shape[1]:]
             eos = set(self._eos)

@@ -227,8 +227,11 @@ def _alternatives(kind: str, engine: str) -> str:
     for info in all_backends():
         if info.engine != engine and kind in info.kinds:
             schemes += [f"{s}:" for s in info.schemes if s != "bundled"]
-            if info.condition and kind != "generate":
+            if info.condition and kind not in ("generate", "audio_generate"):  # the condition is about log-probs
                 conditions.append(f"{info.schemes[0]}: {info.condition}")
+    if kind == "audio_generate":  # the same engines, other models: say which
+        return ("an audio-text model: hf: Qwen2-Audio or Qwen2.5-Omni, or openai: a model that takes input_audio "
+                "(gpt-4o-audio-preview; --model-arg audio=true)")
     if not schemes:
         return "no other backend"
     listed = schemes[0] if len(schemes) == 1 else f"{', '.join(schemes[:-1])} or {schemes[-1]}"

@@ -225,7 +225,8 @@ class Clips:
 
 
 def load_clips(folder: Path, items: list[OwlItem]) -> Clips:
-    """Read and check an audio folder before anything runs: every file present with its sha256,
+    """Read and check an audio folder before anything runs: every file present with its sha256
+    (the requests are keyed by it),
     and spoken text that still matches the dataset (one DatasetError naming file, row and field)."""
     folder = Path(folder)
     manifest = folder / MANIFEST
@@ -235,10 +236,14 @@ def load_clips(folder: Path, items: list[OwlItem]) -> Clips:
     entries = read_manifest(folder)
     problems = []
     by_key = {(e.book_id, e.passage_id, e.variant): (row, e) for row, e in enumerate(entries, start=1)}
+    from babelprobe.models.speech import sha256_file
+
     for row, entry in by_key.values():
         path = folder / entry.file
         if not path.is_file():
             problems.append(Problem(str(manifest), row, "file", f"{entry.file} is missing"))
+        elif sha256_file(path) != entry.sha256:  # the hash keys the cached answers: it must be the file's
+            problems.append(Problem(str(manifest), row, "sha256", f"{entry.file} changed since it was synthesised"))
     english = [i for i in items if i.language == AUDIO_LANGUAGE]
     for item in english:
         for variant, text in spoken_texts(item).items():
