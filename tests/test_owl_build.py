@@ -257,3 +257,17 @@ def test_help_documents_every_stage_and_option():
     for flag in ("--translator", "--mt", "--unseen", "--splitter", "--aligner", "--bleu-threshold",
                  "--max-length-ratio", "--min-tokens", "--max-names", "--per-book", "--chunk-sentences"):
         assert flag in result.output
+
+
+def test_sentence_ids_are_stable_in_every_script(tmp_path):
+    from babelprobe.families.owl.build.books import read_paragraphs
+
+    book = tmp_path / "zh.txt"
+    book.write_text("我很好。\n你呢？他走了。\n\nสวัสดีครับ ผมชื่อสมชาย\n\nВсе счастливые семьи похожи друг на друга. Каждая несчастливая семья несчастлива по-своему.\n", encoding="utf-8")
+    paragraphs = read_paragraphs(book)
+    assert paragraphs[0] == "我很好。你呢？他走了。"  # wrapped lines of an unspaced script join without a space
+    for language, paragraph, expected in [("zh", paragraphs[0], 3), ("th", paragraphs[1], 2), ("ru", paragraphs[2], 2)]:
+        first = split_book("b", language, [paragraph])
+        assert len(first.sentences) == expected, first
+        assert first == split_book("b", language, [paragraph])
+        assert [s.sid for s in first.sentences] == [f"b.{language}.p00000.s{k:03d}" for k in range(expected)]
