@@ -257,3 +257,45 @@ def test_help_documents_every_stage_and_option():
     for flag in ("--translator", "--mt", "--unseen", "--splitter", "--aligner", "--bleu-threshold",
                  "--max-length-ratio", "--min-tokens", "--max-names", "--per-book", "--chunk-sentences"):
         assert flag in result.output
+
+
+def test_sentence_ids_are_stable_in_every_script(tmp_path):
+    from babelprobe.families.owl.build.books import read_paragraphs
+
+    book = tmp_path / "zh.txt"
+    book.write_text("我很好。\n你呢？他走了。\n\nสวัสดีครับ ผมชื่อสมชาย\n\nВсе счастливые семьи похожи друг на друга. Каждая несчастливая семья несчастлива по-своему.\n", encoding="utf-8")
+    paragraphs = read_paragraphs(book)
+    assert paragraphs[0] == "我很好。你呢？他走了。"  # wrapped lines of an unspaced script join without a space
+    for language, paragraph, expected in [("zh", paragraphs[0], 3), ("th", paragraphs[1], 2), ("ru", paragraphs[2], 2)]:
+        first = split_book("b", language, [paragraph])
+        assert len(first.sentences) == expected, first
+        assert first == split_book("b", language, [paragraph])
+        assert [s.sid for s in first.sentences] == [f"b.{language}.p00000.s{k:03d}" for k in range(expected)]
+
+
+def test_filter_stage_deletes_a_passage_in_every_language_with_each_reason(tmp_path):
+    """Length and BLEU filters per official language; a passage failing in one is gone in all."""
+    from babelprobe.families.owl.build.records import AlignedPair
+    from babelprobe.families.owl.build.stages import filter_pairs
+
+    english = ["The cat sat on the mat and looked at the garden for a long time.",
+               "Rain fell on the old town all night, and nobody went out.",
+               "The train left the station at noon with every seat taken.",
+               "Nobody answered the letter."]
+    en = split_book("b", "en", english)
+    es = split_book("b", "es", ["uno", "dos", "tres", "cuatro"])
+    fr = split_book("b", "fr", ["un", "deux", "trois", "quatre"])
+
+    def pair(lang, k, back):
+        return AlignedPair(book_id="b", language=lang, paragraph=k, english=english[k], english_sids=(), back_translation=back,
+                           target_sids=(f"b.{lang}.p{k:05d}.s000",), target=f"{lang}{k}")
+    pairs = [pair("es", 0, english[0]), pair("fr", 0, english[0].replace("long", "short")),
+             pair("es", 1, english[1]), pair("fr", 1, "Rain."),  # too short: length filter
+             pair("es", 2, "Purple elephants sing quietly under distant mountains"), pair("fr", 2, english[2]),  # BLEU
+             pair("es", 3, english[3])]  # no French alignment
+    options = BuildOptions(books=tmp_path / "b.jsonl", out=tmp_path)
+    passages, counts, deletions = filter_pairs([en, es, fr], pairs, options)
+    assert [p.paragraph for p in passages] == [0] and passages[0].versions == {"es": "es0", "fr": "fr0"}
+    reasons = {(d.paragraph, d.language): d.reason.split(":")[0] for d in deletions}
+    assert reasons == {(1, "fr"): "length", (2, "es"): "bleu", (3, "fr"): "align"}
+    assert {(c.language, c.n_in, c.n_out) for c in counts} == {("es", 4, 3), ("fr", 3, 2), ("all", 4, 1)}

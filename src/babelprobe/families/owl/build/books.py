@@ -16,7 +16,7 @@ from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.owl.build.records import Book
 from babelprobe.families.owl.data import _as_list
-from babelprobe.languages import language_name
+from babelprobe.languages import joins_without_space, language_name
 
 REQUIRED = ("book_id", "language", "file", "title_en", "author")
 
@@ -71,6 +71,14 @@ def read_books(table: Path) -> list[Book]:
     return books
 
 
+def _join_lines(lines: list[str]) -> str:
+    """A paragraph wrapped over several lines: Chinese, Japanese, Thai... lines join with no space."""
+    text = ""
+    for line in lines:
+        text += line if joins_without_space(text) else " " + line
+    return text
+
+
 def read_paragraphs(file: Path) -> list[str]:
     """The book's paragraphs; a missing, binary, non-UTF-8 or empty file is one line naming it."""
     try:
@@ -85,7 +93,7 @@ def read_paragraphs(file: Path) -> list[str]:
         raise BuildError(f"{file}: not a text file (not UTF-8 at byte {exc.start})") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = re.split(r"\n[ \t]*\n", text) if re.search(r"\n[ \t]*\n", text) else text.split("\n")
-    paragraphs = [" ".join(line.strip() for line in block.split("\n") if line.strip()) for block in blocks]
+    paragraphs = [_join_lines([line.strip() for line in block.split("\n") if line.strip()]) for block in blocks]
     paragraphs = [p for p in paragraphs if p]
     if not paragraphs:
         raise BuildError(f"{file}: the book is empty")

@@ -97,6 +97,15 @@ def items_of(passages: list[Passage], books: list[Book]) -> list[OwlItem]:
     return out
 
 
+def _write_stage(passages: list[Passage], books: list[Book]) -> tuple[list[OwlItem], list[Count], list[Deletion]]:
+    items = items_of(passages, books)
+    counts = [Count(stage="write", book_id=book, language=lang, unit="rows (with-name / all)",
+                    n_in=sum(1 for i in items if i.book_id == book and i.language == lang and i.names),
+                    n_out=sum(1 for i in items if i.book_id == book and i.language == lang))
+              for book, lang in sorted({(i.book_id, i.language) for i in items})]
+    return items, counts, []
+
+
 def run_build(options: BuildOptions, progress: bool = False, stop_after: str | None = None,
               on_stage: Callable[[StageRecord], None] | None = None,
               backends: dict[str, Backend] | None = None) -> BuildReport:
@@ -121,7 +130,7 @@ def run_build(options: BuildOptions, progress: bool = False, stop_after: str | N
         "posthoc": lambda: stages.posthoc(data["filter"], options),
         "sample": lambda: stages.sample(data["posthoc"], options),
         "mt": lambda: stages.machine_translate(data["sample"], options, progress, backends),
-        "write": lambda: (items_of(data["mt"], books), [], []),
+        "write": lambda: _write_stage(data["mt"], books),
     }
     reuse = True
     for number, stage in enumerate(STAGES, 1):

@@ -53,16 +53,17 @@ class Translator:
     _backend: Backend | None = field(default=None, repr=False)
 
     def backend(self) -> Backend:
+        from babelprobe.models.registry import check_supported
+
         if self._backend is None:
             from babelprobe.models import load_backend
-            from babelprobe.models.registry import check_supported
 
             try:
                 self._backend = load_backend(self.spec, options=self.options)
             except (OSError, ValueError, ImportError) as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise ValueError(f"model {self.spec} could not be loaded: {first}") from exc
-            check_supported(self._backend, frozenset({"generate"}), f"owl build {self.label}")
+        check_supported(self._backend, frozenset({"generate"}), f"owl build {self.label}")
         return self._backend
 
     def request(self, prompt: str, max_tokens: int, temperature: float, seed: int) -> Generate:
@@ -71,6 +72,8 @@ class Translator:
                         prompt=None if chat else prompt, max_tokens=max_tokens, temperature=temperature, seed=seed)
 
     def answer(self, requests: list[Generate], progress: bool) -> dict[str, Outcome]:
+        if self.cache is not None:
+            self.cache.parent.mkdir(parents=True, exist_ok=True)
         cache = ResponseCache(self.cache) if self.cache is not None else None
         try:
             runner = Runner(self.backend(), cache=cache, batch_size=self.batch_size, progress=progress, label=self.label)
