@@ -107,6 +107,9 @@ def test_authors_exact_match_compares_only_the_spans_both_have():
     assert authors_exact_match([s[0], 12, 13, s[1], 17, s[2], 5], target, s)  # spans beyond the target
     assert not authors_exact_match([s[0], 12, 14, s[1], 17], target, s)
     assert authors_exact_match([s[0], 12, 13, s[9], 5], target, s)  # <extra_id_9> closes span 0 (their range)
+    # an output without <extra_id_0> has no spans, so nothing is compared and it "matches" (their
+    # code; why strict EM is babelprobe's default: a random tiny T5 scores EM 1.0 this way)
+    assert authors_exact_match([5, 6, 7], target, s) and not span_exact_match([5, 6, 7], target, s[2])
     assert [whitespace_piece(p) for p in ("▁", "▁▁", "<0x0A>", "▁the", "d", "<extra_id_0>")] == [
         True, True, True, False, False, False]
 
