@@ -231,3 +231,19 @@ def test_similarity_and_graph_on_tiny_t5(tiny_t5, tmp_path):
     assert graph.exit_code == 0, graph.output
     data = json.loads((tmp_path / "graph" / "graph.json").read_text())
     assert set(data["metrics"]) >= {"EM", "PM"} and data["dropped"] == {}
+
+
+def test_authors_dtype_follows_the_architecture(tiny_t5, tmp_path):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from babelprobe.families.memorization.config import authors_dtype
+    from tiny_models import DECODER, save_tiny, tiny_model
+
+    decoder = save_tiny(tiny_model(LlamaForCausalLM, LlamaConfig(**DECODER)), tmp_path / "llama")
+    assert authors_dtype(f"hf:{tiny_t5 / 'model'}", "cuda") == "float32"  # logprob_mt5.py: no dtype given
+    assert authors_dtype(f"hf:{decoder}", "cuda") == "float16"  # mgpt.py: torch_dtype=torch.float16
+    assert authors_dtype(f"hf:{decoder}", "cpu") == "float32"  # half precision is emulated on a CPU
+    config = MemorizationConfig(model=f"hf:{decoder}", out=tmp_path / "o", preset="authors", device="cpu")
+    assert config.load_options().dtype == "float32"
+    assert MemorizationConfig(model=f"hf:{decoder}", out=tmp_path / "o", preset="authors", device="cpu",
+                              dtype="bfloat16").load_options().dtype == "bfloat16"  # explicit wins
