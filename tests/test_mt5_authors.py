@@ -107,6 +107,9 @@ def test_authors_exact_match_compares_only_the_spans_both_have():
     assert authors_exact_match([s[0], 12, 13, s[1], 17, s[2], 5], target, s)  # spans beyond the target
     assert not authors_exact_match([s[0], 12, 14, s[1], 17], target, s)
     assert authors_exact_match([s[0], 12, 13, s[9], 5], target, s)  # <extra_id_9> closes span 0 (their range)
+    # an output without <extra_id_0> has no spans, so nothing is compared and it "matches" (their
+    # code; why strict EM is babelprobe's default: a random tiny T5 scores EM 1.0 this way)
+    assert authors_exact_match([5, 6, 7], target, s) and not span_exact_match([5, 6, 7], target, s[2])
     assert [whitespace_piece(p) for p in ("▁", "▁▁", "<0x0A>", "▁the", "d", "<extra_id_0>")] == [
         True, True, True, False, False, False]
 
@@ -228,3 +231,19 @@ def test_similarity_and_graph_on_tiny_t5(tiny_t5, tmp_path):
     assert graph.exit_code == 0, graph.output
     data = json.loads((tmp_path / "graph" / "graph.json").read_text())
     assert set(data["metrics"]) >= {"EM", "PM"} and data["dropped"] == {}
+
+
+def test_authors_dtype_follows_the_architecture(tiny_t5, tmp_path):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from babelprobe.families.memorization.config import authors_dtype
+    from tiny_models import DECODER, save_tiny, tiny_model
+
+    decoder = save_tiny(tiny_model(LlamaForCausalLM, LlamaConfig(**DECODER)), tmp_path / "llama")
+    assert authors_dtype(f"hf:{tiny_t5 / 'model'}", "cuda") == "float32"  # logprob_mt5.py: no dtype given
+    assert authors_dtype(f"hf:{decoder}", "cuda") == "float16"  # mgpt.py: torch_dtype=torch.float16
+    assert authors_dtype(f"hf:{decoder}", "cpu") == "float32"  # half precision is emulated on a CPU
+    config = MemorizationConfig(model=f"hf:{decoder}", out=tmp_path / "o", preset="authors", device="cpu")
+    assert config.load_options().dtype == "float32"
+    assert MemorizationConfig(model=f"hf:{decoder}", out=tmp_path / "o", preset="authors", device="cpu",
+                              dtype="bfloat16").load_options().dtype == "bfloat16"  # explicit wins

@@ -83,7 +83,7 @@ def build_tiny_t5(root: Path, samples_per_language: int = 2) -> Path:
     rows, i = [], 0
     for language in T5_LANGUAGES:
         for k in range(samples_per_language):
-            rows.append({"id": f"{language}{k}", "language": language, "text": " ".join(lines[i * 8:(i + 1) * 8])})
+            rows.append({"id": f"{language}{k}", "language": language, "text": " ".join(lines[(i * 8 + j) % len(lines)] for j in range(8))})
             i += 1
     (root / "samples.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     return root
