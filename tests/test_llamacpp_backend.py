@@ -148,3 +148,20 @@ def test_unknown_files_are_named():
         load_backend("llamacpp:/nonexistent.gguf")
     with pytest.raises(ValueError, match="unknown bundled model 'nope'"):
         load_backend("llamacpp:bundled:nope")
+
+
+def test_a_sliding_window_model_scores_the_same_after_any_other_sequence(llama_gemma):
+    """Gemma 3 has sliding-window attention (llama.cpp's iSWA cache), where a partial KV removal
+    leaves entries that change the next sequence's logits: 日本の首都は + 東京 scored -5.52 after an
+    English sequence and -5.39 from an empty cache (the value llama.cpp's server gives). Every
+    order of the same requests must give the same numbers as each request alone."""
+    requests = [LogLikelihood(context="日本の首都は", continuation="東京"),
+                LogLikelihood(context="The capital of France is", continuation=" Paris"),
+                LogLikelihood(context="The capital of Japan is", continuation=" Tokyo")]
+    alone = []
+    for request in requests:
+        llama_gemma.decoder.cached = []
+        alone += llama_gemma.loglikelihood([request])
+    for order in (requests, requests[::-1]):
+        together = {r: x.logprob for r, x in zip(order, llama_gemma.loglikelihood(order))}
+        assert [together[r] for r in requests] == pytest.approx([a.logprob for a in alone], abs=1e-4)
