@@ -127,6 +127,8 @@ class AudioTextBackend:
 
     @torch.inference_mode()
     def _run(self, requests: Sequence[AudioGenerate | Generate]) -> list[GenerateResult | RequestFailure]:
+        from babelprobe.models.hf import cut_generated
+
         results: dict[int, GenerateResult | RequestFailure] = {}
         prepared: dict[int, tuple[str, list[np.ndarray]]] = {}
         for i, r in enumerate(requests):
@@ -164,14 +166,7 @@ class AudioTextBackend:
             new = sequences[:, inputs["input_ids"].shape[1]:]
             eos = set(self._eos)
             for b, i in enumerate(members):
-                toks = new[b].tolist()
-                end = next((t for t, tok in enumerate(toks) if tok in eos), None)
-                finish = "stop" if end is not None else "length"
-                toks = toks[:end] if end is not None else toks
-                text = self.tokenizer.decode(toks, skip_special_tokens=True)
-                cut = [text.find(s) for s in stop if s and s in text]
-                if cut:
-                    text, finish = text[: min(cut)], "stop"
+                text, finish, toks = cut_generated(self.tokenizer, new[b].tolist(), eos, stop)
                 results[i] = GenerateResult(text=text, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
 

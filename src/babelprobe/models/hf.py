@@ -85,6 +85,19 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
 
 
+def cut_generated(tokenizer, toks: list[int], eos: set[int], stop: Sequence[str]) -> tuple[str, str, list[int]]:
+    """A generated row's text up to its first end-of-sequence token, cut at the first stop string,
+    why it ended ("stop" or "length") and the tokens kept (a batch pads rows that ended early)."""
+    end = next((t for t, tok in enumerate(toks) if tok in eos), None)
+    finish = "stop" if end is not None else "length"
+    toks = toks[:end] if end is not None else toks
+    text = tokenizer.decode(toks, skip_special_tokens=True)
+    cut = [text.find(s) for s in stop if s and s in text]
+    if cut:
+        text, finish = text[: min(cut)], "stop"
+    return text, finish, toks
+
+
 class TransformersBackend:
     """Answers the four request kinds with a transformers causal LM."""
 
@@ -490,14 +503,7 @@ class TransformersBackend:
                 )
             eos = set(self._eos)
             for b, i in enumerate(members):
-                toks = new[b].tolist()
-                end = next((t for t, tok in enumerate(toks) if tok in eos), None)
-                finish = "stop" if end is not None else "length"
-                toks = toks[:end] if end is not None else toks
-                text = self.tokenizer.decode(toks, skip_special_tokens=True)
-                cut = [text.find(s) for s in requests[i].stop if s and s in text]
-                if cut:
-                    text, finish = text[: min(cut)], "stop"
+                text, finish, toks = cut_generated(self.tokenizer, new[b].tolist(), eos, requests[i].stop)
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
