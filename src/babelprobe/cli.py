@@ -344,6 +344,8 @@ def datasets_fetch(
     console.print(f"[green]ok[/green]: {record.name} -> {result.out}: {record.loaded}", soft_wrap=True, highlight=False)
     console.print(f"  {len(record.release_files)} release file(s) hashed, {verified} checked against published "
                   f"sha256; licence: {record.licence}", soft_wrap=True, highlight=False)
+    for note in record.notes:
+        console.print(f"  {plain(note)}", soft_wrap=True, highlight=False)
     console.print(f"  run it: {record.use}", soft_wrap=True, highlight=False)
 
 

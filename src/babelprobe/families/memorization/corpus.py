@@ -83,8 +83,11 @@ class Document:
 class FilterSettings(BaseModel):
     min_chars: int = 600
     max_digits: int = 30
-    min_confidence: float = 0.9
+    min_confidence: float = 0.9  # `auto` has its own per language (data/langid.py: measured)
     min_proportion: float = 0.9
+    # a language whose texts language ID removes beyond this share (of those that passed the text
+    # filters) is named in the summary and the manifest's warnings: a lost language, not a sample
+    max_langid_loss: float = 0.2
     # the authors' script's extra rules (off by default: the paper does not name them)
     keep_min_chars: bool = False  # True: a text of exactly min_chars is kept (their `len(text) < 600`)
     bad_chars: bool = False  # the `bad_char` filter
@@ -169,7 +172,7 @@ def language_verdict(identifier: Identifier, text: str, expected: str, settings:
     verdict = identifier.judge(text, expected)
     if verdict.language != standard_code(expected):
         return "lang_mismatch", verdict.confidence, verdict.proportion
-    if verdict.confidence < settings.min_confidence:
+    if verdict.confidence < identifier.min_confidence(expected, settings.min_confidence):
         return "lang_low_confidence", verdict.confidence, verdict.proportion
     if verdict.proportion < settings.min_proportion:
         return "lang_low_proportion", verdict.confidence, verdict.proportion
@@ -340,6 +343,25 @@ class SampleReport(BaseModel):
     filters: FilterSettings
     counts: dict[str, LanguageCounts]
     files: dict[str, str]  # language -> parquet written
+    routes: dict[str, str] = {}  # language -> what judged it (auto: identifier and confidence, measured)
+    warnings: list[str] = []  # languages that language ID removed beyond filters.max_langid_loss
+
+
+LANGID_REASONS = ("lang_mismatch", "lang_low_confidence", "lang_low_proportion")
+
+
+def langid_losses(counts: dict[str, LanguageCounts], max_share: float) -> list[str]:
+    """One line per language whose texts language ID removed beyond ``max_share`` of those that
+    reached it (passed the text filters): most often the identifier failing the language."""
+    lines = []
+    for language, c in counts.items():
+        lost = sum(c.removed.get(reason, 0) for reason in LANGID_REASONS)
+        reached = lost + c.admitted
+        if reached and lost / reached > max_share:
+            why = ", ".join(f"{reason} {c.removed[reason]}" for reason in LANGID_REASONS if c.removed.get(reason))
+            lines.append(f"{language}: language ID removed {lost} of {reached} texts ({lost / reached:.0%}; {why}), "
+                         f"more than {max_share:.0%}: check the identifier (--identifier) and the input's language")
+    return lines
 
 
 @dataclass
@@ -455,8 +477,11 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
         writer.close()
     for language, reasons in removed.items():
         counts[language].removed = dict(sorted(reasons.items()))
+    counts = dict(sorted(counts.items()))
     return SampleReport(per_language=per_language, buffer_size=buffer_size, sampler=sampler, seed=seed,
                         identifier=identifier.name,
                         identifier_version=identifier.version, filters=settings,
-                        counts=dict(sorted(counts.items())),
-                        files={lang: str(w.path) for lang, w in sorted(writers.items())})
+                        counts=counts,
+                        files={lang: str(w.path) for lang, w in sorted(writers.items())},
+                        routes={lang: identifier.route(lang) for lang in counts},
+                        warnings=langid_losses(counts, settings.max_langid_loss))

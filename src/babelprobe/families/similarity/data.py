@@ -37,10 +37,41 @@ class ParallelSentence(BaseModel):
     raw_language: str | None = None  # the code as the file wrote it (``language`` is normalise_code's)
 
 
-def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
+def script_of(code: str) -> str | None:
+    """The ISO 15924 script a code names or implies (CLDR likely subtags): 'zh-Hant', 'zh-TW' and
+    'cmn_Hant' -> 'Hant', 'zh' -> 'Hans', 'iw' -> 'Hebr'; None for a code langcodes cannot read."""
+    import langcodes
+
+    try:
+        return langcodes.Language.get(langcodes.standardize_tag(code.strip().replace("_", "-"))).maximize().script
+    except (ValueError, LookupError):
+        return None
+
+
+def chosen_varieties(langs: Iterable[str] | None) -> dict[str, str]:
+    """language -> the script asked for, for each requested code that names a script itself
+    (``--langs zh-Hant`` or ``cmn_Hant``: the Traditional variety of zh, whatever the file's spelling)."""
+    import langcodes
+
+    chosen = {}
+    for lang in langs or []:
+        try:
+            named = langcodes.Language.get(langcodes.standardize_tag(lang.strip().replace("_", "-"))).script
+        except (ValueError, LookupError):
+            named = None
+        if named:
+            chosen[normalise_code(lang)] = named
+    return chosen
+
+
+def _from_file(path: Path, langs: list[str] | None, varieties: dict[str, str] | None = None) -> list[ParallelSentence]:
+    """``varieties``: language -> script: rows of that language in another script are skipped
+    (two varieties in one file, e.g. zh-Hans and zh-Hant: the one asked for is kept)."""
     problems: list[Problem] = []
     sentences: list[ParallelSentence] = []
     seen: dict[tuple[str, str], int] = {}
+    written: dict[str, set[str]] = {}  # language -> the codes the file writes it with
+    sentences_by_key: dict[tuple[str, str], str] = {}  # (id, language) -> the code of its first row
     for number, row in read_rows(path):
         missing = [name for name in REQUIRED if row.get(name) is None or not str(row[name]).strip()]
         if missing:
@@ -50,17 +81,25 @@ def _from_file(path: Path, langs: list[str] | None) -> list[ParallelSentence]:
         if bad := language_code_problem(str(path), number, "language", language):
             problems.append(bad)
             continue
+        raw = language
         language = normalise_code(language)  # one code per language (issue 19 §4)
         if langs is not None and language not in langs:
             continue
+        if varieties and language in varieties and script_of(raw) != varieties[language]:
+            continue  # another variety of a language whose variety was chosen
+        written.setdefault(language, set()).add(raw)
         key = (str(row["id"]), language)
+        if key in seen and sentences_by_key[key] != raw:
+            continue  # the same sentence in another code of the language: one problem for the file, below
         if key in seen:
             problems.append(Problem(str(path), number, "id", f"duplicate id {key[0]!r} in {language} "
                                     f"(first at row {seen[key]})"))
             continue
         seen[key] = number
+        sentences_by_key[key] = raw
         sentences.append(ParallelSentence(id=key[0], language=language, text=str(row["text"]),
                                           source=f"{path}:{number}", raw_language=str(row["language"]).strip()))
+    problems += _clashes(path, written)
     if problems:
         raise DatasetError(problems)
     return sentences
@@ -76,25 +115,33 @@ def _from_polyglot_release(path: Path, langs: list[str] | None) -> list[Parallel
     ]
 
 
+def _clashes(path: Path, written: dict[str, set[str]]) -> list[Problem]:
+    """Two codes of one language (iw and he; zh-Hans and zh-Hant) in one input: reported, never
+    merged or dropped; where they name different scripts, --langs chooses a variety."""
+    clashes = {lang: sorted(codes) for lang, codes in written.items() if len(codes) > 1}
+    return [Problem(str(path), None, "language", f"{' and '.join(codes)} are one language ({lang}): keep one"
+                    + (f", or choose a variety with --langs {' or '.join(codes)}"
+                       if len({script_of(c) for c in codes}) > 1 else ""))
+            for lang, codes in clashes.items()]
+
+
 def _check_one_code_per_language(path: Path, sentences: list[ParallelSentence]) -> None:
-    """Two codes of one language (iw and he) in one input are reported, never merged or dropped."""
     raw: dict[str, set[str]] = {}
     for s in sentences:
         raw.setdefault(s.language, set()).add(s.raw_language or s.language)
-    clashes = {lang: sorted(codes) for lang, codes in raw.items() if len(codes) > 1}
-    if clashes:
-        raise DatasetError([Problem(str(path), None, "language", f"{' and '.join(codes)} are one language "
-                                    f"({lang}): keep one") for lang, codes in clashes.items()])
+    if problems := _clashes(path, raw):
+        raise DatasetError(problems)
 
 
 def load_parallel(path: str | Path, langs: Iterable[str] | None = None, limit: int | None = None,
                   seed: int = 0) -> list[ParallelSentence]:
     """The sentences of the ids present in every language; ``limit`` ids drawn with a seeded sample."""
     path = Path(path)
+    varieties = chosen_varieties(langs)
     langs = [normalise_code(lang) for lang in langs] if langs is not None else None
     if not path.exists():
         raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
-    sentences = _from_polyglot_release(path, langs) if path.is_dir() else _from_file(path, langs)
+    sentences = _from_polyglot_release(path, langs) if path.is_dir() else _from_file(path, langs, varieties)
     if not sentences and not langs:
         return []  # load_items: "no parallel sentences: the dataset is empty", as for every family
     _check_one_code_per_language(path, sentences)

@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.families.similarity.signals import read_memorization, read_similarity, read_tokens, tokens_label
+from babelprobe.families.similarity.signals import (joined_codes, read_memorization, read_similarity, read_tokens,
+                                                     tokens_codes, tokens_label)
 from babelprobe.data.validation import DatasetError
 from babelprobe.report.terminal import plain
 
@@ -84,8 +85,11 @@ def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, laye
         mem = read_memorization(memorization, [m.strip() for m in metrics.split(",")] if metrics else None,
                                 prefix_tokens)
         tok = read_tokens(tokens, scale)
+        joined = joined_codes({"similarity": sim.written, "memorization": mem.written, "tokens": tokens_codes(tokens)})
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
+    for line in joined:  # iw in one input, he in another: one language, said so (issue 32 §2)
+        console.print(f"codes joined: {plain(line)}", soft_wrap=True, highlight=False)
     return sim, mem, tok
 
 
@@ -302,7 +306,10 @@ def grid_command(
     for n in use_lengths:
         for layer in use_layers:
             sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, n, metrics)
-            dropped_any.update(_check_missing(sim, mem, tok, allow_missing))
+            for lang, why in _check_missing(sim, mem, tok, allow_missing).items():
+                # which prompt length (and layer) dropped it: lengths can differ in what they scored
+                dropped_any[lang] = f"{dropped_any[lang]}, {n}/{layer}" if lang in dropped_any else \
+                    f"{why}; at prompt length/layer {n}/{layer}"
             n_languages = len(graph_nodes(sim, mem, tok).languages)
             try:
                 results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
@@ -367,14 +374,20 @@ def asjp_command(
 def merge_command(
     runs: list[Path] = typer.Argument(..., help="memorization run directories (e.g. runs/mem-*: one per language)"),
     out: Path = typer.Option(..., "--out", help="directory for the merged memorization*.csv (a MEM input of graph)"),
+    force: bool = typer.Option(False, "--force", help="merge runs whose model, revision, preset or number-changing "
+                                                      "options differ (the mix is recorded in merge.json)"),
 ) -> None:
-    """Compose per-language memorization runs into one MEM input for correlate/sweep (issue 19 §3)."""
+    """Compose per-language memorization runs into one MEM input for correlate/sweep (issue 19 §3).
+    Refused unless the runs share model, weights and every option that changes numbers."""
     from babelprobe.families.similarity.signals import merge_memorization_runs
 
     try:
-        merged = merge_memorization_runs(runs, out)
+        merged = merge_memorization_runs(runs, out, force)
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
+    if merged["mixed"]:
+        err.print(f"warning: merged runs that differ in {', '.join(merged['mixed'])} (--force; recorded in "
+                  f"{out / 'merge.json'})")
     console.print(f"merged {len(runs)} runs at prompt lengths {', '.join(merged['prefix_tokens'])}"
                   + (f" (left out, not in every run: {', '.join(merged['left_out'])})" if merged["left_out"] else ""))
     console.print(f"results: {out}")

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Sequence
 
 # first: the Agg backend, labels literal (no mathtext), one colour map, PNG + SVG + PDF
-from babelprobe.report.figures import CMAP, cell_texts, save_png  # noqa: I001
+from babelprobe.report.figures import CMAP, MISSING, cell_texts, save_png  # noqa: I001
 
 import matplotlib.pyplot as plt  # noqa: E402
 import networkx as nx
 import numpy as np
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from babelprobe.families.similarity.graph import GraphCorrelation  # noqa: E402
@@ -133,16 +134,24 @@ def sweep_figure(results: Sequence[GraphCorrelation], path: Path, title: str, to
 
 
 def grid_figure(cells: Sequence[dict], path: Path, title: str) -> Path:
-    """``graph grid``: intra-topology ρ_G over layer (rows) × θ (columns), one panel per metric
-    (figure rows) and prompt length (figure columns). Undefined cells stay blank (grey)."""
+    """``graph grid``: ``grid_panels`` saved as PNG (+ SVG, PDF)."""
+    return save_png(grid_panels(cells, title), path)
+
+
+def grid_panels(cells: Sequence[dict], title: str):
+    """Intra-topology ρ_G over layer (rows) × θ (columns), one panel per metric (figure rows) and
+    prompt length (figure columns, named in each panel's title). The one colour map of every page
+    (``CMAP``: blue = higher); a cell where ρ_G is undefined is hatched grey, and the legend says
+    so (the reason is in grid.csv). Constrained layout keeps the title off the panels' titles."""
     metrics = list(dict.fromkeys(c["metric"] for c in cells))
     lengths = sorted({c["prefix_tokens"] for c in cells})
     layers = sorted({c["layer"] for c in cells})
     thetas = sorted({c["theta"] for c in cells})
-    fig, axes = plt.subplots(len(metrics), len(lengths), squeeze=False,
-                             figsize=(1.2 + 0.35 * len(thetas) * len(lengths) + 1.0 * len(lengths),
-                                      0.9 + (0.8 + 0.22 * len(layers)) * len(metrics)))
+    fig, axes = plt.subplots(len(metrics), len(lengths), squeeze=False, layout="constrained",
+                             figsize=(1.6 + 0.35 * len(thetas) * len(lengths) + 1.0 * len(lengths),
+                                      1.2 + (0.9 + 0.22 * len(layers)) * len(metrics)))
     image = None
+    undefined = False
     for i, metric in enumerate(metrics):
         for j, n in enumerate(lengths):
             values = np.full((len(layers), len(thetas)), np.nan)
@@ -150,19 +159,22 @@ def grid_figure(cells: Sequence[dict], path: Path, title: str) -> Path:
                 if c["metric"] == metric and c["prefix_tokens"] == n and c["rho_g"] is not None:
                     values[layers.index(c["layer"]), thetas.index(c["theta"])] = c["rho_g"]
             ax = axes[i][j]
-            ax.set_facecolor("#d9d9d9")
-            image = ax.imshow(np.ma.masked_invalid(values), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+            image = ax.imshow(np.ma.masked_invalid(values), cmap=CMAP, vmin=-1, vmax=1, aspect="auto")
+            for row, col in zip(*np.nonzero(np.isnan(values))):
+                ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, **MISSING))
+                undefined = True
             step = max(1, len(thetas) // 8)
             ax.set_xticks(range(0, len(thetas), step), [f"{t:g}" for t in thetas[::step]], fontsize=6)
             ax.set_yticks(range(len(layers)), [str(layer) for layer in layers], fontsize=6)
-            ax.set_title(f"{metric}, prompt {n}", fontsize=8)
+            ax.set_title(f"{metric}, {n}-token prompt", fontsize=8)
             if i == len(metrics) - 1:
                 ax.set_xlabel("θ", fontsize=7)
             if j == 0:
                 ax.set_ylabel("layer", fontsize=7)
     if image is not None:
-        fig.colorbar(image, ax=axes, fraction=0.03, label="ρ_G (intra)")
+        fig.colorbar(image, ax=axes, fraction=0.03, label="ρ_G (intra): blue = higher")
+    if undefined:
+        fig.legend(handles=[Patch(label="ρ_G undefined (reason in grid.csv)", **{**MISSING, "linewidth": 0.5})],
+                   loc="outside lower center", fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=9)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return fig

@@ -12,10 +12,12 @@ devtest together (997 + 1,012 sentences: the paper's "2,000 examples").
 Codes go through ``languages.normalise_code`` (``heb_Hebr`` -> ``he``, ``cmn_Hans`` -> ``zh``,
 ``nob_Latn`` -> ``no``), the one normaliser of every Shared Path input, so FLORES+ languages meet
 the memorization runs and token counts (``iw`` there is ``he`` too). Where several varieties map to
-one code (``cmn_Hans`` and ``cmn_Hant``; ``arb_Arab`` and ``arb_Latn``), the one in the language's
-usual script (CLDR likely subtags) takes the code; the others are written to
-``flores_plus_other_varieties.parquet`` under their FLORES code, and every variety's fate is listed
-in ``codes.csv``: reported, never dropped silently."""
+one code (``cmn_Hans`` and ``cmn_Hant``; ``kmr_Latn`` and ``ckb_Arab``, both Kurdish), the one
+whose ISO 15924 code is the language's usual script (CLDR likely subtags: ``ku`` -> ``Latn``,
+``zh`` -> ``Hans``) takes the code, unless ``--langs`` names another variety by its FLORES code
+(``--langs ckb_Arab``: Sorani is Kurdish); the others are written to
+``flores_plus_other_varieties.parquet`` under their FLORES code, every variety's fate is listed
+in ``codes.csv``, and the fetch says which variety was taken: reported, never dropped silently."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from pathlib import Path
 from babelprobe.data.fetch import Converted, Downloaded, FetchError, Release, missing_columns
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
-from babelprobe.languages import language_script, normalise_code
+from babelprobe.languages import normalise_code
 
 FLORES_REPO = "openlanguagedata/flores_plus"
 FLORES_COLUMNS = ("id", "iso_639_3", "iso_15924", "text")
@@ -45,29 +47,60 @@ def flores_files(source: Path) -> dict[str, dict[str, Path]]:
     return found
 
 
-def choose_codes(codes: list[str]) -> dict[str, str | None]:
+def usual_script_code(language: str) -> str | None:
+    """ISO 15924 code of a language's usual script (CLDR likely subtags, through langcodes):
+    'ku' -> 'Latn', 'zh' -> 'Hans', 'sr' -> 'Cyrl'; None where CLDR does not know the language.
+    (``languages.language_script`` gives the Unicode script *name*, 'Latin': not a FLORES code.)"""
+    import langcodes
+
+    try:
+        return langcodes.Language.get(language).maximize().script
+    except (ValueError, LookupError):
+        return None
+
+
+def choose_codes(codes: list[str], preferred: set[str] | frozenset[str] = frozenset()) -> dict[str, str | None]:
     """FLORES code -> normalised code, or None for a variety another one of the same language
-    takes (the one in the language's usual script wins; else the first in code order)."""
+    takes: a variety named in ``preferred`` (``--langs ckb_Arab``) wins, else the one whose ISO
+    15924 code is the language's usual script, else the first in code order."""
     by_language: dict[str, list[str]] = {}
     for code in sorted(codes):
         by_language.setdefault(normalise_code(code), []).append(code)
     chosen: dict[str, str | None] = {}
     for language, varieties in by_language.items():
-        usual = language_script(language)
-        winner = next((v for v in varieties if v.split("_")[1] == usual), varieties[0])
+        named = [v for v in varieties if v in preferred]
+        if len(named) > 1:
+            raise FetchError(f"--langs names {' and '.join(named)}: both are {language}; name one variety")
+        usual = usual_script_code(language)
+        winner = named[0] if named else next((v for v in varieties if v.split("_")[1] == usual), varieties[0])
         for variety in varieties:
             chosen[variety] = language if variety == winner else None
     return chosen
 
 
-def convert_flores(files: dict[str, dict[str, Path]], out: Path) -> tuple[int, list[Path]]:
-    """Write flores_plus.parquet (+ the other varieties, codes.csv); return (rows, files read)."""
+def variety_notes(chosen: dict[str, str | None]) -> list[str]:
+    """One line per language with several varieties: which took the code, and how to choose another."""
+    notes = []
+    for winner, language in sorted(chosen.items()):
+        if language is None:
+            continue
+        others = sorted(v for v, lang in chosen.items() if lang is None and normalise_code(v) == language)
+        if others:
+            notes.append(f"{language}: {winner} taken ({len(others) + 1} varieties; {', '.join(others)} in "
+                         f"{OTHER_VARIETIES_FILE}; choose another with --langs {others[0]})")
+    return notes
+
+
+def convert_flores(files: dict[str, dict[str, Path]], out: Path, preferred: set[str] | frozenset[str] = frozenset()
+                   ) -> tuple[int, list[Path], list[str]]:
+    """Write flores_plus.parquet (+ the other varieties, codes.csv); return (rows, files read,
+    notes on the varieties taken)."""
     import csv
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    chosen = choose_codes(list(files))
+    chosen = choose_codes(list(files), preferred)
     problems: list[Problem] = []
     main: list[dict] = []
     others: list[dict] = []
@@ -109,7 +142,7 @@ def convert_flores(files: dict[str, dict[str, Path]], out: Path) -> tuple[int, l
             writer.writerow([code, chosen[code] or normalise_code(code), counts.get(code, 0),
                              FLORES_FILE if chosen[code] else f"{OTHER_VARIETIES_FILE} (another variety of "
                              f"{normalise_code(code)} has the code)"])
-    return len(main) + len(others), read
+    return len(main) + len(others), read, variety_notes(chosen)
 
 
 def _download_flores(dest: Path) -> Downloaded:
@@ -134,8 +167,8 @@ def _convert_flores(source: Path, workdir: Path, out: Path, langs: list[str] | N
         if unknown:
             raise FetchError(f"--langs: no {', '.join(unknown)} in {source}")
         files = {code: splits for code, splits in files.items() if code in wanted or normalise_code(code) in wanted}
-    rows, read = convert_flores(files, out)
-    return Converted(read, rows)
+    rows, read, notes = convert_flores(files, out, {lang for lang in langs or [] if lang in files})
+    return Converted(read, rows, tuple(notes))
 
 
 RELEASE = Release(

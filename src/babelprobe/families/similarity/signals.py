@@ -16,7 +16,7 @@ import csv
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,7 @@ RANGE_TOLERANCE = 1e-9
 class SimilarityMatrix:
     languages: tuple[str, ...]
     values: np.ndarray  # L × L, symmetric
+    written: dict[str, str] = field(default_factory=dict)  # language -> the code as the file writes it
 
     def restricted(self, languages: list[str]) -> "SimilarityMatrix":
         index = [self.languages.index(lang) for lang in languages]
@@ -49,6 +50,7 @@ class LanguageSignals:
 
     source: str
     values: dict[str, dict[str, float]]
+    written: dict[str, str] = field(default_factory=dict)  # language -> the code as the file writes it
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
@@ -79,6 +81,7 @@ class _Table:
     columns: list[str]  # the value columns, in file order
     values: dict[str, dict[str, float]]  # column -> language -> value
     row_of: dict[str, int]  # language -> 1-based data row
+    written: dict[str, str]  # language -> the code as the file writes it (iw where the language is he)
 
 
 def _table(path: Path, required: tuple[str, ...]) -> _Table:
@@ -128,7 +131,7 @@ def _table(path: Path, required: tuple[str, ...]) -> _Table:
         problems.append(Problem(str(path), None, None, "no data rows"))
     if problems:
         raise DatasetError(problems)
-    return _Table(columns, values, seen)
+    return _Table(columns, values, seen, written)
 
 
 def read_similarity_csv(path: Path) -> SimilarityMatrix:
@@ -170,7 +173,7 @@ def read_similarity_csv(path: Path) -> SimilarityMatrix:
         problems.append(Problem(str(path), None, None, "at least 2 languages are needed"))
     if problems:
         raise DatasetError(problems)
-    return SimilarityMatrix(tuple(columns), matrix)
+    return SimilarityMatrix(tuple(columns), matrix, table.written)
 
 
 def read_similarity(path: Path, layer: int | None = None) -> SimilarityMatrix:
@@ -192,13 +195,14 @@ def read_memorization(path: Path, metrics: list[str] | None = None, prefix_token
     elif prefix_tokens is not None:
         raise ValueError("--prefix-tokens applies to a memorization run directory, not to a CSV file")
     else:
-        signals = LanguageSignals(str(path), _table(path, ()).values)
+        table = _table(path, ())
+        signals = LanguageSignals(str(path), table.values, table.written)
     if metrics:
         missing = [m for m in metrics if m not in signals.values]
         if missing:
             raise DatasetError([Problem(signals.source, None, m, f"no such metric (have: {', '.join(signals.values)})")
                                 for m in missing])
-        signals = LanguageSignals(signals.source, {m: signals.values[m] for m in metrics})
+        signals = LanguageSignals(signals.source, {m: signals.values[m] for m in metrics}, signals.written)
     return signals
 
 
@@ -230,15 +234,53 @@ def read_memorization_run(run_dir: Path, prefix_tokens: int | None = None) -> La
         have = sorted(p.name for p in run_dir.glob("memorization*.csv"))
         raise DatasetError([Problem(str(run_dir), None, None, f"no {name} here (not a memorization run directory?"
                                     f"{' have: ' + ', '.join(have) if have else ''})")])
-    return LanguageSignals(str(path), _table(path, ()).values)
+    table = _table(path, ())
+    return LanguageSignals(str(path), table.values, table.written)
 
 
-def merge_memorization_runs(run_dirs: list[Path], out: Path) -> dict[str, list[str]]:
+# Config fields that cannot change a memorization number (where results go, how fast, which
+# languages this part holds); every other field, and the model's weights, must agree to merge.
+MERGE_NEUTRAL_FIELDS = frozenset({"out", "data", "langs", "batch_size", "cache", "allow_errors", "overwrite",
+                                  "concurrency", "request_timeout", "api_key_env", "base_url", "parts", "device",
+                                  "model_args"})
+
+
+def run_setup(run_dir: Path) -> dict[str, str]:
+    """What a memorization run's numbers depend on, from its manifest: the model (spec, weights
+    = hub commit or file hash, backend, dtype, quantization) and every config field outside
+    ``MERGE_NEUTRAL_FIELDS`` (preset, prompt lengths, offset, repetition penalty, ...)."""
+    path = Path(run_dir) / "manifest.json"
+    if not path.is_file():
+        raise DatasetError([Problem(str(run_dir), None, None, "no manifest.json (not a finished run directory?)")])
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        model, config = manifest["model"], manifest["config"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise DatasetError([Problem(str(path), None, None, f"not a run manifest ({type(exc).__name__}: {exc})")])
+    setup = {f"model.{key}": json.dumps(model.get(key), sort_keys=True)
+             for key in ("spec", "weights", "support_files", "backend", "backend_revision", "dtype", "quantization")}
+    setup.update({key: json.dumps(value, sort_keys=True) for key, value in sorted(config.items())
+                  if key not in MERGE_NEUTRAL_FIELDS})
+    return setup
+
+
+def setup_differences(run_dirs: list[Path]) -> dict[str, dict[str, str]]:
+    """field -> {run directory: value} for every field on which the runs disagree."""
+    setups = {str(d): run_setup(d) for d in run_dirs}
+    fields = sorted(set().union(*setups.values()))
+    return {field: {d: s.get(field, "(absent)") for d, s in setups.items()} for field in fields
+            if len({s.get(field, "(absent)") for s in setups.values()}) > 1}
+
+
+def merge_memorization_runs(run_dirs: list[Path], out: Path, force: bool = False) -> dict[str, list[str]]:
     """Per-language memorization runs (``run memorization --langs X``, one per language or group)
     as one run directory for ``graph``: every ``memorization_p{N}.csv`` all runs share, rows
-    concatenated, and ``memorization.csv`` (the longest shared N). A language in two runs, or
-    runs whose metric columns differ, is an error naming both files; a prompt length only some
-    runs have is left out and returned under "left_out". Writes ``merge.json`` (the sources)."""
+    concatenated, and ``memorization.csv`` (the longest shared N). Runs must agree on the model
+    (spec and weights) and every option that changes numbers (``run_setup``); otherwise the merge
+    is refused with the fields that differ, or with ``force`` done and the mix recorded in
+    ``merge.json`` (``mixed``). A language in two runs, or runs whose metric columns differ, is an
+    error naming both files; a prompt length only some runs have is left out and returned under
+    "left_out". Writes ``merge.json`` (the sources)."""
     if not run_dirs:
         raise ValueError("graph merge needs at least one memorization run directory")
     lengths: list[set[int]] = []
@@ -252,7 +294,7 @@ def merge_memorization_runs(run_dirs: list[Path], out: Path) -> dict[str, list[s
     shared = sorted(set.intersection(*lengths))
     if not shared:
         raise DatasetError([Problem(str(run_dirs[0]), None, None, "the runs share no prompt length")])
-    out.mkdir(parents=True, exist_ok=True)
+    tables: dict[int, tuple[list[str], dict[str, tuple[str, list[str]]]]] = {}
     for n in shared:
         rows: dict[str, tuple[str, list[str]]] = {}  # language -> (file, cells)
         header: list[str] | None = None
@@ -275,16 +317,45 @@ def merge_memorization_runs(run_dirs: list[Path], out: Path) -> dict[str, list[s
                 rows[language] = (str(path), cells)
         if problems:
             raise DatasetError(problems)
+        tables[n] = (header or [], rows)
+    differences = setup_differences(run_dirs)  # the tables fit together; are they one experiment?
+    if differences and not force:
+        raise DatasetError([Problem(str(run_dirs[0]), None, field, "differs across the runs: " + "; ".join(
+            f"{value} in {run}" for run, value in values.items())) for field, values in differences.items()]
+            + [Problem(str(out), None, None, "runs of different models or settings are not one experiment: "
+                       "rerun them alike, or pass --force to merge anyway (recorded in merge.json)")])
+    out.mkdir(parents=True, exist_ok=True)
+    for n, (header, rows) in tables.items():
         with (out / f"memorization_p{n}.csv").open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(header or [])
+            writer.writerow(header)
             writer.writerows(cells for _, (_, cells) in sorted(rows.items()))
     (out / MEMORIZATION_CSV).write_text((out / f"memorization_p{max(shared)}.csv").read_text(encoding="utf-8"),
                                         encoding="utf-8")
     left_out = sorted(set.union(*lengths) - set(shared))
-    report = {"sources": [str(d) for d in run_dirs], "prefix_tokens": shared, "left_out_prefix_tokens": left_out}
+    report = {"sources": [str(d) for d in run_dirs], "prefix_tokens": shared, "left_out_prefix_tokens": left_out,
+              "mixed": differences}  # forced: field -> {run: value} where the runs disagree
     (out / "merge.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return {"prefix_tokens": [str(n) for n in shared], "left_out": [str(n) for n in left_out]}
+    return {"prefix_tokens": [str(n) for n in shared], "left_out": [str(n) for n in left_out],
+            "mixed": sorted(differences)}
+
+
+def tokens_codes(path: Path) -> dict[str, str]:
+    """language -> the code as TOKENS.csv writes it."""
+    return _table(path, ("tokens",)).written
+
+
+def joined_codes(inputs: dict[str, dict[str, str]]) -> list[str]:
+    """One line per language that the inputs write with different codes (iw in the memorization
+    run, he in the similarity matrix): they are joined as one language, and the user is told."""
+    languages = sorted(set().union(*(codes.keys() for codes in inputs.values())))
+    lines = []
+    for language in languages:
+        spellings = {name: codes[language] for name, codes in inputs.items() if language in codes}
+        if len(set(spellings.values())) > 1:
+            lines.append(f"{language}: " + ", ".join(f"{code} in {name}" for name, code in spellings.items())
+                         + f" (joined as {language})")
+    return lines
 
 
 STANDIN_TOKENS_CSV = "STAND-IN_speaker_population_as_tokens.csv"

