@@ -315,7 +315,8 @@ def test_asjp_cldf_converts_once_and_correlates_per_layer(tiny, tmp_path):
     table = pd.read_parquet(tmp_path / "asjp.parquet")
     assert sorted(table["language"].unique()) == ["de", "en", "ru"]  # no ISO code: left out
     assert set(table[table["language"] == "ru"]["doculect"]) == {"RUSSIAN"}  # the fuller list of rus
-    assert "tuu" not in set(table["form"])  # loanword
+    assert list(table[table["form"] == "tuu"]["loan"]) == [True]  # kept, flagged: out of the default LDND
+    table = table[~table["loan"]]
     similarity = asjp_similarity(["en", "de", "ru", "ja"], tmp_path / "asjp.parquet")
     assert similarity.unknown_languages == ("ja",)
     lists = {lang: {c: list(g["form"]) for c, g in table[table["language"] == lang].groupby("concept")}

@@ -237,3 +237,59 @@ def test_grid_names_the_prompt_length_of_a_left_out_language(tmp_path):
     assert result.exit_code == 0, result.output
     dropped = json.loads((tmp_path / "g" / "grid.json").read_text())["dropped"]
     assert list(dropped) == ["fr"] and dropped["fr"].endswith("at prompt length/layer 85/1")
+
+
+# ------------------------------------------------------------------ 4. the ASJP software's LDND
+
+def _levenshtein(a, b) -> int:
+    """The textbook dynamic programme over sequences (independent of rapidfuzz)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+def test_asjpcode_modifiers_join_symbols_as_the_asjp_software_reads_them():
+    """Brown et al. 2008 (STUF 61), ASJPcode: " glottalized and * nasalized mark the symbol before
+    them; ~ joins the two symbols before it, $ the three before it; % marks a loanword."""
+    from babelprobe.analysis.typology import asjp_segments, ldn
+
+    assert asjp_segments("tw~o") == ("tw", "o")
+    assert asjp_segments('k"a*') == ('k"', "a*")
+    assert asjp_segments("ndz$a") == ("ndz", "a")
+    assert asjp_segments("%tu") == ("t", "u")
+    assert ldn(asjp_segments("ty~a"), asjp_segments("ta")) == 0.5  # ty~ is one sound: 1 substitution of 2
+    assert ldn("ty~a", "ta") == 0.5  # the plain reading: 2 edits of 4 characters, the same by chance
+    assert ldn(asjp_segments("kw~a"), asjp_segments("ka")) == 0.5 and ldn("kw~a", "k") == 0.75
+
+
+def test_ldnd_asjp_software_rules():
+    """The ASJP program's LDND (Wichmann's R version, InteractiveASJP02 ASJP_LDND.R): the 40-item
+    list only, >= 28 attested items, the first two synonyms, mean LDN over synonym pairs."""
+    import pytest
+
+    from babelprobe.analysis.typology import ASJP_40, ldnd, ldnd_asjp
+
+    letters = "pbtdkgmnszlrwyfvxhcj"
+    # two artificial lists over the 40 items: item i is a two-sound word, b differs in its first sound
+    a = {item: [letters[i % 20] + "a" + letters[(i * 7) % 20]] for i, item in enumerate(ASJP_40)}
+    b = {item: [letters[(i + 1) % 20] + "a" + letters[(i * 7) % 20]] for i, item in enumerate(ASJP_40)}
+    b["hand"] = [b["hand"][0], "ruka", "zzz"]  # three synonyms: the program reads the first two
+    b["mountain (extra concept)"] = ["xxx"]  # not one of the 40: ignored
+
+    def item(x, y):
+        return sum(_levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
+
+    reduced_b = {k: v[:2] for k, v in b.items() if k in ASJP_40}
+    same = sum(item(a[c], reduced_b[c]) for c in ASJP_40) / 40
+    different = [item(a[c], reduced_b[d]) for c in ASJP_40 for d in ASJP_40 if c != d]
+    expected = same / (sum(different) / len(different))
+    assert ldnd_asjp(a, b) == pytest.approx(expected, abs=1e-12)
+    assert ldnd_asjp(a, b) != pytest.approx(ldnd(a, b))  # min over synonyms + the extra concept: another number
+    # the >= 28 rule: a list with 27 of the 40 items is not compared
+    short = {k: v for k, v in list(b.items())[:27]}
+    assert ldnd_asjp(a, short) is None and ldnd(a, short) is not None
+    assert ldnd_asjp(a, {k: v for k, v in list(b.items())[:28]}) is not None
+    assert ldnd_asjp(a, a) == 0.0

@@ -153,8 +153,9 @@ def pair_correlation(model: np.ndarray, typology: TypologicalSimilarity) -> tupl
 ASJP_COLUMNS = ("language", "doculect", "concept", "form")
 
 
-def ldn(a: str, b: str) -> float:
-    """Levenshtein distance normalised by the longer word (LDN; Wichmann et al. 2010)."""
+def ldn(a: "str | Sequence[str]", b: "str | Sequence[str]") -> float:
+    """Levenshtein distance normalised by the longer word (LDN; Wichmann et al. 2010); words as
+    strings or as sequences of units (``asjp_segments``)."""
     from rapidfuzz.distance import Levenshtein
 
     return Levenshtein.normalized_distance(a, b)  # LD(a, b) / max(|a|, |b|); 0 for two empty strings
@@ -181,12 +182,80 @@ def ldnd(words_a: dict[str, list[str]], words_b: dict[str, list[str]]) -> float 
     return same / mean_different if mean_different > 0 else None
 
 
+# The ASJP 40-item list (Holman et al. 2008, "Explorations in automated language classification",
+# Folia Linguistica 42: 331-354), as the ASJP software reads it (Swadesh-100 items 1 2 3 11 12 18
+# 19 21 22 23 25 28 30 31 34 39 40 41 43 44 47 48 51 53 54 57 58 61 66 72 74 75 77 82 85 86 92 95
+# 96 100), named as in the ASJP CLDF release's parameters.csv.
+ASJP_40 = ("I", "you", "we", "one", "two", "person", "fish", "dog", "louse", "tree", "leaf", "skin", "blood", "bone",
+           "horn", "ear", "eye", "nose", "tooth", "tongue", "knee", "hand", "breast", "liver", "drink", "see", "hear",
+           "die", "come", "sun", "star", "water", "stone", "fire", "path", "mountain", "night", "full", "new", "name")
+ASJP_MIN_ITEMS = 28  # lists with fewer attested items of the 40 are not compared (the ASJP software's default)
+ASJP_MAX_SYNONYMS = 2  # synonyms read per item (the database's first line, col. 6)
+LDND_METHODS = ("babelprobe", "asjp-software")
+
+
+def asjp_segments(form: str) -> tuple[str, ...]:
+    """An ASJPcode word as the units Levenshtein distance counts (Brown et al. 2008, STUF 61:
+    285-308, appendix; the ASJP software's reading): a symbol followed by ``"`` (glottalized) or
+    ``*`` (nasalized) is one unit with it; ``~`` makes the two symbols before it one unit, ``$``
+    the three before it; ``%`` (loanword mark) and spaces are dropped."""
+    units: list[str] = []
+    for ch in form.replace("%", "").replace(" ", ""):
+        if ch in "\"*" and units:
+            units[-1] += ch
+        elif ch == "~" and len(units) >= 2:
+            units[-2:] = [units[-2] + units[-1]]
+        elif ch == "$" and len(units) >= 3:
+            units[-3:] = ["".join(units[-3:])]
+        else:
+            units.append(ch)
+    return tuple(units)
+
+
+def ldnd_asjp(words_a: dict[str, list[str]], words_b: dict[str, list[str]],
+              min_items: int = ASJP_MIN_ITEMS) -> float | None:
+    """LDND as the ASJP software computes it (the ASJP project's program; its R version:
+    S. Wichmann, InteractiveASJP02, ``ASJP_LDND.R`` and ``ASJP_prepare_data.R``,
+    github.com/Sokiwi/InteractiveASJP02), where :func:`ldnd` follows the published definition:
+    only the 40 items of ``ASJP_40``; a list attesting fewer than ``min_items`` of them is not
+    compared (None); at most the first two synonyms of an item, and an item's LDN is the *mean*
+    over its synonym pairs (not the minimum); words cut into ASJPcode units
+    (:func:`asjp_segments`); LDND = mean LDN of the shared items / mean LDN of every pair of
+    different items the two lists attest."""
+    items = {concept.casefold(): concept for concept in ASJP_40}
+
+    def reduce(words: dict[str, list[str]]) -> dict[str, list[tuple[str, ...]]]:
+        out: dict[str, list[tuple[str, ...]]] = {}
+        for concept, forms in words.items():
+            key = concept.casefold()
+            kept = [asjp_segments(f) for f in forms if f.strip()][:ASJP_MAX_SYNONYMS]
+            if key in items and kept:
+                out[key] = kept
+        return out
+
+    a, b = reduce(words_a), reduce(words_b)
+    if len(a) < min_items or len(b) < min_items:
+        return None
+    shared = [c for c in a if c in b]
+    if not shared:
+        return None
+
+    def item_ldn(forms_a: list[tuple[str, ...]], forms_b: list[tuple[str, ...]]) -> float:
+        return float(np.mean([ldn(x, y) for x in forms_a for y in forms_b]))
+
+    same = float(np.mean([item_ldn(a[c], b[c]) for c in shared]))
+    different = float(np.mean([item_ldn(a[c], b[d]) for c in a for d in b if c != d]))
+    return same / different if different > 0 else None
+
+
 def convert_asjp_cldf(source: "os.PathLike[str] | str", out: "os.PathLike[str] | str") -> dict[str, int]:
     """The ASJP database's CLDF release (``cldf/forms.csv``, ``languages.csv``, ``parameters.csv``;
     https://github.com/lexibank/asjp) -> one Parquet table ``language, doculect, concept, form``,
     once: ``language`` is the doculect's ISO 639-3 code normalised (``languages.normalise_code``),
     one doculect per language (the one with the most concepts; ties: the first ID), ``concept`` the
-    parameter's name, loanwords (``Loan`` true) left out. Returns forms per language."""
+    parameter's name, ``loan`` the release's ``Loan`` flag (loanwords are left out of the default
+    LDND and kept, as the ASJP software keeps them, by ``--ldnd asjp-software``). Returns forms
+    per language."""
     from pathlib import Path
 
     import pandas as pd
@@ -212,9 +281,9 @@ def convert_asjp_cldf(source: "os.PathLike[str] | str", out: "os.PathLike[str] |
     forms, languages, parameters = tables["forms.csv"], tables["languages.csv"], tables["parameters.csv"]
     iso = {row.ID: row.ISO639P3code.strip() for row in languages.itertuples() if row.ISO639P3code.strip()}
     concept = dict(zip(parameters["ID"], parameters["Name"]))
-    if "Loan" in forms.columns:
-        forms = forms[~forms["Loan"].str.lower().isin(("true", "1", "yes"))]
     forms = forms[forms["Language_ID"].isin(iso) & (forms["Form"].str.strip() != "")]
+    loan = (forms["Loan"].str.lower().isin(("true", "1", "yes")) if "Loan" in forms.columns
+            else pd.Series(False, index=forms.index))
     unknown = sorted(set(forms["Parameter_ID"]) - set(concept))
     if unknown:
         raise DatasetError([Problem(str(folder / "forms.csv"), None, "Parameter_ID",
@@ -222,19 +291,24 @@ def convert_asjp_cldf(source: "os.PathLike[str] | str", out: "os.PathLike[str] |
     table = pd.DataFrame({"language": [normalise_code(iso[d]) for d in forms["Language_ID"]],
                           "doculect": forms["Language_ID"].to_numpy(),
                           "concept": [concept[p] for p in forms["Parameter_ID"]],
-                          "form": forms["Form"].str.strip().to_numpy()})
+                          "form": forms["Form"].str.strip().to_numpy(), "loan": loan.to_numpy(dtype=bool)})
     coverage = table.groupby(["language", "doculect"])["concept"].nunique().reset_index()
     coverage = coverage.sort_values(["language", "concept", "doculect"], ascending=[True, False, True])
     keep = set(coverage.drop_duplicates("language")["doculect"])
     table = table[table["doculect"].isin(keep)].sort_values(["language", "concept", "form"]).reset_index(drop=True)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(out, index=False)
-    return table.groupby("language").size().to_dict()
+    return table[~table["loan"]].groupby("language").size().to_dict()
 
 
-def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str") -> TypologicalSimilarity:
+def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str",
+                    method: str = "babelprobe") -> TypologicalSimilarity:
     """1 − LDND between the languages' ASJP word lists (a converted table, ``convert_asjp_cldf``);
-    NaN where a language has no list or a pair shares no concept."""
+    NaN where a language has no list or a pair shares no concept. ``method``: ``babelprobe``
+    (:func:`ldnd`, the published definition) or ``asjp-software`` (:func:`ldnd_asjp`)."""
+    if method not in LDND_METHODS:
+        raise ValueError(f"LDND method {method!r}: use {' or '.join(LDND_METHODS)}")
+    distance_of = ldnd if method == "babelprobe" else ldnd_asjp
     import pandas as pd
 
     from babelprobe.languages import normalise_code
@@ -244,6 +318,8 @@ def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str") -
     if missing:
         raise ValueError(f"{table}: not a converted ASJP table (missing {', '.join(missing)}; convert the CLDF "
                          "release with `babelprobe graph asjp`)")
+    if method == "babelprobe" and "loan" in frame.columns:  # a table converted before `loan`: loans already out
+        frame = frame[~frame["loan"].astype(bool)]
     lists: dict[str, dict[str, list[str]]] = {}
     for language, concept, form in zip(frame["language"], frame["concept"], frame["form"]):
         lists.setdefault(language, {}).setdefault(concept, []).append(form)
@@ -256,8 +332,9 @@ def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str") -
         values[i, i] = 1.0
         for j in range(i + 1, len(languages)):
             words_b = lists.get(normalise_code(languages[j]))
-            distance = ldnd(words_a, words_b) if words_b is not None else None
+            distance = distance_of(words_a, words_b) if words_b is not None else None
             if distance is not None:
                 values[i, j] = values[j, i] = 1.0 - distance
     unknown = tuple(lang for lang in languages if normalise_code(lang) not in lists)
-    return TypologicalSimilarity("asjp", tuple(languages), values, unknown)
+    return TypologicalSimilarity("asjp" if method == "babelprobe" else "asjp (ASJP software LDND)", tuple(languages),
+                                 values, unknown)

@@ -89,7 +89,8 @@ def error_counts(items: pd.DataFrame) -> dict[str, int]:
 
 
 def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: TypologySource,
-                         errors: dict[str, int] | None = None, asjp: Path | None = None) -> SimilaritySummary:
+                         errors: dict[str, int] | None = None, asjp: Path | None = None,
+                         ldnd: str = "babelprobe") -> SimilaritySummary:
     """Similarity matrix per layer from the stored means (languages in their stored order);
     Pearson r with each typological feature set over language pairs. With fewer than two languages
     with embeddings (e.g. every request failed) there is no matrix: the summary says why, with the
@@ -112,7 +113,7 @@ def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: Typolo
     if asjp is not None:  # ASJP lexical similarity (1 − LDND; Figs. 7-8) beside the lang2vec feature sets
         from babelprobe.analysis.typology import asjp_similarity
 
-        typologies.append(asjp_similarity(languages, asjp))
+        typologies.append(asjp_similarity(languages, asjp, ldnd))
     matrices, correlations = [], []
     for layer in layers:
         columns = np.stack([np.asarray(indexed.loc[(lang, layer), "vector"], dtype=np.float64) for lang in languages],

@@ -76,7 +76,7 @@ class SimilarityFamily(Family[SimilarityConfig]):
         from babelprobe.families.similarity.analysis import error_counts, language_means, summarise_similarity
 
         return summarise_similarity(language_means(items), config.rank, config.typology, error_counts(items),
-                                    config.asjp)
+                                    config.asjp, config.ldnd)
 
     def write_outputs(self, summary, config: SimilarityConfig) -> list[Path]:
         from babelprobe.families.similarity.analysis import long_frame, write_matrix_csv
