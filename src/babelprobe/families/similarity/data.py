@@ -37,13 +37,23 @@ class ParallelSentence(BaseModel):
     raw_language: str | None = None  # the code as the file wrote it (``language`` is normalise_code's)
 
 
-def script_of(code: str) -> str | None:
-    """The ISO 15924 script a code names or implies (CLDR likely subtags): 'zh-Hant', 'zh-TW' and
-    'cmn_Hant' -> 'Hant', 'zh' -> 'Hans', 'iw' -> 'Hebr'; None for a code langcodes cannot read."""
+def _tag(code: str):
+    """The code as a langcodes Language ('cmn_Hant' read as 'cmn-Hant'), or None."""
     import langcodes
 
     try:
-        return langcodes.Language.get(langcodes.standardize_tag(code.strip().replace("_", "-"))).maximize().script
+        return langcodes.Language.get(langcodes.standardize_tag(code.strip().replace("_", "-")))
+    except (ValueError, LookupError):
+        return None
+
+
+def script_of(code: str) -> str | None:
+    """The ISO 15924 script a code names or implies (CLDR likely subtags): 'zh-Hant', 'zh-TW' and
+    'cmn_Hant' -> 'Hant', 'zh' -> 'Hans', 'iw' -> 'Hebr', 'ku' -> 'Latn'; None for a code langcodes
+    cannot read."""
+    tag = _tag(code)
+    try:
+        return tag.maximize().script if tag is not None else None
     except (ValueError, LookupError):
         return None
 
@@ -51,16 +61,11 @@ def script_of(code: str) -> str | None:
 def chosen_varieties(langs: Iterable[str] | None) -> dict[str, str]:
     """language -> the script asked for, for each requested code that names a script itself
     (``--langs zh-Hant`` or ``cmn_Hant``: the Traditional variety of zh, whatever the file's spelling)."""
-    import langcodes
-
     chosen = {}
     for lang in langs or []:
-        try:
-            named = langcodes.Language.get(langcodes.standardize_tag(lang.strip().replace("_", "-"))).script
-        except (ValueError, LookupError):
-            named = None
-        if named:
-            chosen[normalise_code(lang)] = named
+        tag = _tag(lang)
+        if tag is not None and tag.script:
+            chosen[normalise_code(lang)] = tag.script
     return chosen
 
 
@@ -71,7 +76,7 @@ def _from_file(path: Path, langs: list[str] | None, varieties: dict[str, str] | 
     sentences: list[ParallelSentence] = []
     seen: dict[tuple[str, str], int] = {}
     written: dict[str, set[str]] = {}  # language -> the codes the file writes it with
-    sentences_by_key: dict[tuple[str, str], str] = {}  # (id, language) -> the code of its first row
+    first_code: dict[tuple[str, str], str] = {}  # (id, language) -> the code of its first row
     for number, row in read_rows(path):
         missing = [name for name in REQUIRED if row.get(name) is None or not str(row[name]).strip()]
         if missing:
@@ -89,14 +94,14 @@ def _from_file(path: Path, langs: list[str] | None, varieties: dict[str, str] | 
             continue  # another variety of a language whose variety was chosen
         written.setdefault(language, set()).add(raw)
         key = (str(row["id"]), language)
-        if key in seen and sentences_by_key[key] != raw:
+        if key in seen and first_code[key] != raw:
             continue  # the same sentence in another code of the language: one problem for the file, below
         if key in seen:
             problems.append(Problem(str(path), number, "id", f"duplicate id {key[0]!r} in {language} "
                                     f"(first at row {seen[key]})"))
             continue
         seen[key] = number
-        sentences_by_key[key] = raw
+        first_code[key] = raw
         sentences.append(ParallelSentence(id=key[0], language=language, text=str(row["text"]),
                                           source=f"{path}:{number}", raw_language=str(row["language"]).strip()))
     problems += _clashes(path, written)

@@ -27,6 +27,7 @@ from pathlib import Path
 from babelprobe.data.fetch import Converted, Downloaded, FetchError, Release, missing_columns
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
+from babelprobe.families.similarity.data import script_of
 from babelprobe.languages import normalise_code
 
 FLORES_REPO = "openlanguagedata/flores_plus"
@@ -47,18 +48,6 @@ def flores_files(source: Path) -> dict[str, dict[str, Path]]:
     return found
 
 
-def usual_script_code(language: str) -> str | None:
-    """ISO 15924 code of a language's usual script (CLDR likely subtags, through langcodes):
-    'ku' -> 'Latn', 'zh' -> 'Hans', 'sr' -> 'Cyrl'; None where CLDR does not know the language.
-    (``languages.language_script`` gives the Unicode script *name*, 'Latin': not a FLORES code.)"""
-    import langcodes
-
-    try:
-        return langcodes.Language.get(language).maximize().script
-    except (ValueError, LookupError):
-        return None
-
-
 def choose_codes(codes: list[str], preferred: set[str] | frozenset[str] = frozenset()) -> dict[str, str | None]:
     """FLORES code -> normalised code, or None for a variety another one of the same language
     takes: a variety named in ``preferred`` (``--langs ckb_Arab``) wins, else the one whose ISO
@@ -71,7 +60,7 @@ def choose_codes(codes: list[str], preferred: set[str] | frozenset[str] = frozen
         named = [v for v in varieties if v in preferred]
         if len(named) > 1:
             raise FetchError(f"--langs names {' and '.join(named)}: both are {language}; name one variety")
-        usual = usual_script_code(language)
+        usual = script_of(language)  # ISO 15924 (Latn), as FLORES writes it: not the script's name (Latin)
         winner = named[0] if named else next((v for v in varieties if v.split("_")[1] == usual), varieties[0])
         for variety in varieties:
             chosen[variety] = language if variety == winner else None
