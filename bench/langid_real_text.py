@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from langid_texts import real_documents  # noqa: E402
+from langid_texts import real_documents
 
-from babelprobe.data.langid import ROUTES_FILE, Verdict, make_identifier, standard_code  # noqa: E402
+from babelprobe.data.langid import ROUTES_FILE, Verdict, make_identifier, standard_code
 
 THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 KEEP = 0.97
@@ -114,10 +114,10 @@ def main() -> None:
     print("seconds identifying: " + ", ".join(f"{n} {s:.1f}" for n, s in seconds.items()))
     if args.write_routes:
         lines = ["# auto's identifier and confidence threshold per language, chosen by bench/langid_real_text.py",
-                 f"# on real text: {total} documents of > 600 characters, at most {args.per_language} per language "
-                 "(UDHR in XML, github.com/eric-muller/udhr; Sindhi:",
-                 "# UD Sindhi-Isra, github.com/UniversalDependencies/UD_Sindhi-Isra); kept = share of the language's "
-                 "documents kept (proportion >= 0.9); docs/notes/langid.md",
+                 (f"# on real text: {total} documents of > 600 characters, at most {args.per_language} per language "
+                  "(UDHR in XML, github.com/eric-muller/udhr; Sindhi:"),
+                 ("# UD Sindhi-Isra, github.com/UniversalDependencies/UD_Sindhi-Isra); kept = share of the language's "
+                  "documents kept (proportion >= 0.9); docs/notes/langid.md"),
                  "language\tidentifier\tmin_confidence\tkept\tdocuments\tother_language_documents_let_in"]
         lines += [f"{lang}\t{c.identifier}\t{c.min_confidence:g}\t{c.kept:.4f}\t{len(documents[lang])}\t{c.false_accepts}"
                   for lang, c in choices.items()]

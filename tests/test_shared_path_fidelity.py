@@ -115,8 +115,8 @@ def test_flores_varieties_are_chosen_by_iso_15924_code():
     assert choose_codes(["arb_Latn", "arb_Arab"]) == {"arb_Arab": "ar", "arb_Latn": None}
     assert choose_codes(["ckb_Arab", "kmr_Latn"], {"ckb_Arab"}) == {"ckb_Arab": "ku", "kmr_Latn": None}
     notes = variety_notes(choose_codes(["ckb_Arab", "kmr_Latn", "eng_Latn"]))
-    assert notes == ["ku: kmr_Latn taken (2 varieties; ckb_Arab in flores_plus_other_varieties.parquet; choose "
-                     "another with --langs ckb_Arab)"]
+    assert notes == [("ku: kmr_Latn taken (2 varieties; ckb_Arab in flores_plus_other_varieties.parquet; choose "
+                      "another with --langs ckb_Arab)")]
 
 
 def test_flores_fetch_says_which_variety_it_took(tmp_path):

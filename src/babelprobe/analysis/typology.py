@@ -153,7 +153,7 @@ def pair_correlation(model: np.ndarray, typology: TypologicalSimilarity) -> tupl
 ASJP_COLUMNS = ("language", "doculect", "concept", "form")
 
 
-def ldn(a: "str | Sequence[str]", b: "str | Sequence[str]") -> float:
+def ldn(a: str | Sequence[str], b: str | Sequence[str]) -> float:
     """Levenshtein distance normalised by the longer word (LDN; Wichmann et al. 2010); words as
     strings or as sequences of units (``asjp_segments``)."""
     from rapidfuzz.distance import Levenshtein

