@@ -218,8 +218,8 @@ def ldnd_asjp(words_a: dict[str, list[str]], words_b: dict[str, list[str]],
     S. Wichmann, InteractiveASJP02, ``ASJP_LDND.R`` and ``ASJP_prepare_data.R``,
     github.com/Sokiwi/InteractiveASJP02), where :func:`ldnd` follows the published definition:
     only the 40 items of ``ASJP_40``; a list attesting fewer than ``min_items`` of them is not
-    compared (None); at most the first two synonyms of an item, and an item's LDN is the *mean*
-    over its synonym pairs (not the minimum); words cut into ASJPcode units
+    compared (None); at most the first two synonyms of an item (in the release's order), and an
+    item's LDN is the *mean* over its synonym pairs (not the minimum); words cut into ASJPcode units
     (:func:`asjp_segments`); LDND = mean LDN of the shared items / mean LDN of every pair of
     different items the two lists attest."""
     items = {concept.casefold(): concept for concept in ASJP_40}
@@ -295,7 +295,9 @@ def convert_asjp_cldf(source: "os.PathLike[str] | str", out: "os.PathLike[str] |
     coverage = table.groupby(["language", "doculect"])["concept"].nunique().reset_index()
     coverage = coverage.sort_values(["language", "concept", "doculect"], ascending=[True, False, True])
     keep = set(coverage.drop_duplicates("language")["doculect"])
-    table = table[table["doculect"].isin(keep)].sort_values(["language", "concept", "form"]).reset_index(drop=True)
+    # synonyms stay in the release's order: the ASJP software reads an item's first two
+    table = table[table["doculect"].isin(keep)]
+    table = table.sort_values(["language", "concept"], kind="stable").reset_index(drop=True)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(out, index=False)
     return table[~table["loan"]].groupby("language").size().to_dict()
