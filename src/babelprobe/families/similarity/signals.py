@@ -239,10 +239,12 @@ def read_memorization_run(run_dir: Path, prefix_tokens: int | None = None) -> La
 
 
 # Config fields that cannot change a memorization number (where results go, how fast, which
-# languages this part holds); every other field, and the model's weights, must agree to merge.
+# languages this part holds; prompt lengths: a length's window does not depend on the others, and
+# the merge keeps the lengths all runs share); every other field, and the model's weights, must
+# agree to merge.
 MERGE_NEUTRAL_FIELDS = frozenset({"out", "data", "langs", "batch_size", "cache", "allow_errors", "overwrite",
                                   "concurrency", "request_timeout", "api_key_env", "base_url", "parts", "device",
-                                  "model_args"})
+                                  "model_args", "prefix_tokens"})
 
 
 def run_setup(run_dir: Path) -> dict[str, str]:
