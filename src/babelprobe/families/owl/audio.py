@@ -175,7 +175,8 @@ class Synthesiser:
                         passage=f"{item.book_id}/{item.passage_id}", book_id=item.book_id, passage_id=item.passage_id,
                         variant=variant, task=_tasks_of(variant), text=text, file=rel.as_posix(),
                         engine=self.engine.name, engine_version=self.engine.version, voice=self.engine.voice,
-                        seed=self.engine.seed, sample_rate=self.engine.sample_rate, duration_s=round(len(samples) / self.engine.sample_rate, 3),
+                        seed=self.engine.seed, sample_rate=self.engine.sample_rate,
+                        duration_s=round(len(samples) / self.engine.sample_rate, 3),
                         sha256=sha, synth_seconds=round(seconds, 3),
                     )
                     if self.transcriber is not None:
@@ -210,7 +211,8 @@ class Synthesiser:
 
         path = self.folder / entry.file
         return (entry.text == text and entry.engine == self.engine.name and entry.voice == self.engine.voice
-                and entry.seed == self.engine.seed and path.exists() and sha256_file(path) == entry.sha256 and (asr is None or entry.wer is not None))
+                and entry.seed == self.engine.seed and path.exists() and sha256_file(path) == entry.sha256
+                and (asr is None or entry.wer is not None))
 
     def _rewrite(self, entries: list[ClipEntry]) -> None:
         # the appended lines may hold superseded entries (a redone file): keep one line per file

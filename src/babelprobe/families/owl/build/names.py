@@ -2,14 +2,14 @@
 the build report states.
 
 OWL keeps passages with a character name (spaCy PERSON entities) and a no-name set without. spaCy's
-small English pipeline misses many sentence-initial single first names ("Alice was beginning ...",
-"Marley was dead"): such a passage would land in the no-name set. ``--names book`` (the default)
-uses the book's own mentions instead: every PERSON entity spaCy finds anywhere in the English book
-(and each word of a multi-word one: "Gregor" of "Gregor Samsa") is a name everywhere in it,
-matched as a whole word (the longest name where names overlap). A
-book name that the book also writes in lower case ("Will" / "will") is a common word too: its
-sentence-initial occurrences are not taken as the name. ``--names passage`` is spaCy on the
-passage alone.
+small English pipeline misses many sentence-initial single first names (measured: "Heathcliff stood
+at the door", "Gregor looked out the window", "Queequeg was a native of Rokovoko", but not "Mr.
+Heathcliff" or "I told Heathcliff"): such a passage would land in the no-name set. ``--names book``
+(the default) uses the book's own mentions instead: every PERSON entity spaCy finds anywhere in the
+English book (and each word of a multi-word one: "Gregor" of "Gregor Samsa") is a name everywhere
+in it, matched as a whole word (the longest name where names overlap). A book name that the book
+also writes in lower case ("Will" / "will") is a common word too: its sentence-initial occurrences
+are not taken as the name. ``--names passage`` is spaCy on the passage alone.
 
 ``ner_recall`` measures both on the bundled hand-checked sample (``owl_ner_sample.jsonl``:
 paragraphs of public-domain novels, Project Gutenberg texts, each with the character names it
