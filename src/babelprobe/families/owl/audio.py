@@ -13,7 +13,9 @@ prefix probing, we generate only the first half of the passages"):
 
 ``babelprobe owl audio`` writes one WAV per (passage, variant) under ``DIR/<book>/<passage>/`` and
 one line per file in ``DIR/manifest.jsonl`` (appended as each file is done: a killed run resumes
-where it stopped, a finished file whose text, engine and voice still match is not redone). Each
+where it stopped, a finished file whose text, engine, voice and seed still match is not redone).
+Every engine is seeded (``--seed``, models/speech.py): the same text, engine version, voice and
+seed give the same bytes, so a file's sha256 (which keys the cached answers) can be remade. Each
 line carries the Whisper round trip's transcript and WER; files above ``--wer-threshold`` are
 flagged (reported by the command and beside the results of ``run owl --modality audio``).
 
@@ -67,6 +69,9 @@ class ClipEntry(BaseModel):
     engine: str
     engine_version: str
     voice: str
+    # the engine's seed: the same text, engine version, voice and seed give the same bytes (sha256);
+    # None: synthesised before engines were seeded (not reproducible)
+    seed: int | None = None
     sample_rate: int
     duration_s: float
     sha256: str
@@ -81,6 +86,7 @@ class SynthesisSummary(BaseModel):
     engine: str
     engine_version: str
     voice: str
+    seed: int
     files: int
     made: int  # synthesised by this call (the rest were already there)
     audio_seconds: float
@@ -169,7 +175,8 @@ class Synthesiser:
                         passage=f"{item.book_id}/{item.passage_id}", book_id=item.book_id, passage_id=item.passage_id,
                         variant=variant, task=_tasks_of(variant), text=text, file=rel.as_posix(),
                         engine=self.engine.name, engine_version=self.engine.version, voice=self.engine.voice,
-                        sample_rate=self.engine.sample_rate, duration_s=round(len(samples) / self.engine.sample_rate, 3),
+                        seed=self.engine.seed, sample_rate=self.engine.sample_rate,
+                        duration_s=round(len(samples) / self.engine.sample_rate, 3),
                         sha256=sha, synth_seconds=round(seconds, 3),
                     )
                     if self.transcriber is not None:
@@ -187,7 +194,8 @@ class Synthesiser:
         made_audio = sum(e.duration_s for e in entries[-made:]) if made else 0.0
         wers = [e.wer for e in entries if e.wer is not None]
         summary = SynthesisSummary(
-            engine=self.engine.name, engine_version=self.engine.version, voice=self.engine.voice, files=len(entries),
+            engine=self.engine.name, engine_version=self.engine.version, voice=self.engine.voice,
+            seed=self.engine.seed, files=len(entries),
             made=made, audio_seconds=round(sum(e.duration_s for e in entries), 2), synth_seconds=round(synth_seconds, 2),
             speed=round(made_audio / synth_seconds, 2) if synth_seconds > 0 else None, asr_model=asr,
             mean_wer=round(sum(wers) / len(wers), 4) if wers else None, wer_threshold=self.wer_threshold,
@@ -203,7 +211,8 @@ class Synthesiser:
 
         path = self.folder / entry.file
         return (entry.text == text and entry.engine == self.engine.name and entry.voice == self.engine.voice
-                and path.exists() and sha256_file(path) == entry.sha256 and (asr is None or entry.wer is not None))
+                and entry.seed == self.engine.seed and path.exists() and sha256_file(path) == entry.sha256
+                and (asr is None or entry.wer is not None))
 
     def _rewrite(self, entries: list[ClipEntry]) -> None:
         # the appended lines may hold superseded entries (a redone file): keep one line per file
@@ -342,7 +351,7 @@ class ModalityRow(BaseModel):
 def modality_rows(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> list[ModalityRow]:
     """Per (task, perturbation): accuracy (chrF++ for prefix probing) of each modality over the
     English passages that every modality of the run answered without error (Fig. 3), with
-    bootstrap CIs."""
+    bootstrap CIs; each cell's ``errors`` counts that modality's errored items (all passages)."""
     from babelprobe.families.owl.analysis import _cell
 
     if "modality" not in items.columns:
@@ -361,7 +370,10 @@ def modality_rows(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
             mine = set(map(tuple, ok[ok["modality"] == m][["book_id", "passage_id"]].to_numpy()))
             keys = mine if keys is None else keys & mine
         pair = group[[tuple(k) in keys for k in group[["book_id", "passage_id"]].to_numpy()]]
-        cells = [_cell(m, pair[pair["modality"] == m], column, n_resamples, seed) for m in present]
+        # the values are over the shared passages; the errors are every errored item of the
+        # modality (those passages are why the shared set is smaller: counted, not dropped)
+        cells = [_cell(m, pair[pair["modality"] == m], column, n_resamples, seed).model_copy(
+            update={"errors": int(((group["modality"] == m) & group["error"].notna()).sum())}) for m in present]
         audio = pair[pair["modality"] == "audio"]
         flagged = int(audio["audio_flagged"].fillna(False).astype(bool).sum()) if "audio_flagged" in audio else 0
         rows.append(ModalityRow(task=str(task), perturbation=str(perturbation), passages=len(keys), cells=cells,
@@ -412,10 +424,12 @@ def audio_plans(config, text_plans: list, items: list[OwlItem]) -> list:
 
 
 def _fmt(row: ModalityRow, cell: Cell) -> str:
+    errors = f"{cell.errors} error{'s' if cell.errors != 1 else ''}"
     if not cell.n:
-        return f"- (n = 0, {cell.errors} errors)"
+        return f"- (n = 0, {errors})"
     scale, unit = (1.0, "") if row.task == "prefix" else (100.0, "%")
-    return f"{scale * cell.value:.1f}{unit} ({scale * cell.ci_low:.0f}-{scale * cell.ci_high:.0f})"
+    value = f"{scale * cell.value:.1f}{unit} ({scale * cell.ci_low:.0f}-{scale * cell.ci_high:.0f})"
+    return f"{value}, {errors}" if cell.errors else value
 
 
 def print_modalities(rows: list[ModalityRow], console) -> None:

@@ -30,9 +30,10 @@ def register(root: CommandRoot) -> None:
         asr: bool = typer.Option(True, "--asr/--no-asr", help="transcribe every file with Whisper and store its WER"),
         wer_threshold: float = typer.Option(0.2, min=0.0, help="flag files whose round-trip WER is above this"),
         limit: Optional[int] = typer.Option(None, min=1, help="first N English passages only"),
+        seed: int = typer.Option(0, help="the engines' seed: the same text, voice and seed give the same audio bytes"),
     ) -> None:
         """Synthesise each English passage as its tasks hear it (whole, masked, first half): one WAV
-        per file, manifest.jsonl with text, engine, voice, rate, duration, sha256 and Whisper WER."""
+        per file, manifest.jsonl with text, engine, voice, seed, rate, duration, sha256 and Whisper WER."""
         from babelprobe.families.owl.audio import Synthesiser
         from babelprobe.families.owl.data import load_owl
         from babelprobe.models import speech
@@ -45,7 +46,7 @@ def register(root: CommandRoot) -> None:
             keep = sorted({(i.book_id, i.passage_id) for i in items})[:limit]
             items = [i for i in items if (i.book_id, i.passage_id) in keep]
         try:
-            engine = speech.make_engine(tts, voice, voices_file)
+            engine = speech.make_engine(tts, voice, voices_file, seed)
             transcriber = speech.Transcriber() if asr else None
             summary = Synthesiser(out, engine, transcriber, wer_threshold, progress=console.print).run(items)
         except (DatasetError, speech.SpeechError) as exc:

@@ -201,17 +201,17 @@ def register_quantization(root: CommandRoot) -> None:
             table = Table(title=f"{t.name}: {t.title}; runs as change from {plain(base_label)} "
                                 f"(points, paired 95% CI; * the CI excludes 0)")
             table.add_column("model", no_wrap=True)
-            table.add_column("perturbation")
+            table.add_column("setting")
             for group in GROUPS:
                 table.add_column(group, justify="right")
             for row in t.rows:
                 cells = {c.group: c for c in row.cells}
-                table.add_row(plain(base_label), row.perturbation,
+                table.add_row(plain(base_label), row.setting,
                               *(f"{cells[g].baseline:.1f} (n={cells[g].n})" if g in cells else "-" for g in GROUPS))
             for label in report.runs:
                 for row in t.rows:
                     cells = {c.group: c for c in row.cells}
-                    table.add_row(f"+ {plain(label)}", row.perturbation,
+                    table.add_row(f"+ {plain(label)}", row.setting,
                                   *(format_delta(cells[g].deltas[label]) if g in cells and label in cells[g].deltas
                                     else "-" for g in GROUPS))
             console.print(table)

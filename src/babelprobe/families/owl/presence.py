@@ -231,8 +231,9 @@ class Document:
 
 
 def read_documents(paths: Iterable[Path], text_field: str = "text") -> Iterable[Document]:
-    """One document per text file (.txt/.md/.text) and one per row of a JSONL/CSV/Parquet file
-    (its ``text_field``); directories are walked (sorted). Empty documents are skipped."""
+    """One document per text file (.txt/.md/.text, its bytes as they are: line ends not translated)
+    and one per row of a JSONL/CSV/Parquet file (its ``text_field``); directories are walked
+    (sorted). Empty documents are skipped."""
     for path in paths:
         if path.is_dir():
             yield from read_documents(sorted(p for p in path.rglob("*") if p.is_file()
@@ -250,7 +251,9 @@ def read_documents(paths: Iterable[Path], text_field: str = "text") -> Iterable[
             if not path.is_file():
                 raise DatasetError([Problem(str(path), None, None, "no such file")])
             try:
-                text = path.read_text(encoding="utf-8")
+                # bytes as they are: read_text would turn "\r\n" into "\n" (universal newlines), and a
+                # passage quoted from a CRLF file would no longer match its own source exactly
+                text = path.read_bytes().decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DatasetError([Problem(str(path), None, None, f"not UTF-8 text ({exc.reason})")]) from None
             if text.strip():
@@ -311,6 +314,8 @@ def build_index(paths: list[Path], out: Path, text_field: str = "text", cpus: in
     overlap, the table comes out the wrong size and every count is wrong, so small corpora are
     built with fewer parts (``parts`` forces a number: the tests break an index on purpose); the
     self-check catches whatever else goes wrong."""
+    if mem_gib < 1:  # infini-gram plans batches of mem_gib GiB: with 0 it doubles their number forever
+        raise PresenceError(f"--mem {mem_gib}: infini-gram's indexer needs at least 1 GiB")
     engine = f"infini-gram {_infini_gram_version()}"
     from infini_gram.indexing import HACK
 

@@ -1,8 +1,11 @@
 """OWL App. E, Tables 10-12: quantized models as percentage-point changes from the baseline.
 
-Table 10: direct probing by perturbation (rows) and passage type (columns: the language groups
-original / official / unseen); Table 11: name cloze by language group; Table 12: prefix probing
-chrF++ by language group. For each baseline cell the baseline value, and for each other run
+Rows are the paper's settings, never pooled across passage types: "Original" is the unperturbed
+passages WITH a character name, "No NE" the passages without one (the no-name set), "Masked" the
+with-name passages with the name masked (Table 10; Table 12 prints "Baseline" and "No NE"), then
+the shuffled settings, each for its own passage type. Columns are the language groups original /
+official / unseen. Table 10: direct probing; Table 11: name cloze; Table 12: prefix probing
+chrF++. For each baseline cell the baseline value, and for each other run
 (the same model, quantized) the change from the baseline in percentage points (chrF++ points
 for prefix probing) with a paired bootstrap CI over the items both runs scored
 (``analysis.bootstrap.paired_bootstrap_diff``: the same passage versions resampled together),
@@ -17,7 +20,7 @@ from pydantic import BaseModel
 
 from babelprobe.analysis.bootstrap import PairedDifference, paired_bootstrap_diff
 
-KEY = ["book_id", "passage_id", "language", "task", "perturbation"]
+KEY = ["book_id", "passage_id", "language", "task", "perturbation", "passage_type"]
 GROUPS: tuple[str, ...] = ("original", "official", "unseen")
 TABLES: tuple[tuple[str, str, str], ...] = (
     ("Table 10", "direct", "direct probing accuracy"),
@@ -33,8 +36,22 @@ class QuantCell(BaseModel):
     deltas: dict[str, PairedDifference] = {}  # run label -> change in points, over the paired items
 
 
+# (perturbation, passage type) -> the row's name, in the paper's order (App. E, Table 10: Original,
+# Masked, No NE); the shuffled settings follow. Masking needs a name: masked rows are with-name only.
+SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("none", "with-name", "Original (with names)"),
+    ("masked", "with-name", "Masked"),
+    ("none", "no-name", "No named entities"),
+    ("shuffled", "with-name", "Shuffled (with names)"),
+    ("masked-shuffled", "with-name", "Masked + shuffled"),
+    ("shuffled", "no-name", "Shuffled (no named entities)"),
+)
+
+
 class QuantRow(BaseModel):
+    setting: str  # the paper's row: "Original (with names)", "No named entities", "Masked", ...
     perturbation: str
+    passage_type: str  # with-name / no-name: never pooled (Table 10's Original vs No NE)
     cells: list[QuantCell]
 
 
@@ -51,41 +68,40 @@ class QuantReport(BaseModel):
     tables: list[QuantTable]
 
 
-def _value(frame: pd.DataFrame, task: str) -> pd.Series:
+def _scaled(frame: pd.DataFrame, task: str, suffix: str = "") -> pd.Series:
+    """Accuracy in % (``correct``) or chrF++ points (prefix probing)."""
     column = "chrf_pp" if task == "prefix" else "correct"
-    scale = 1.0 if task == "prefix" else 100.0
-    return frame[column].astype(float) * scale
+    return frame[column + suffix].astype(float) * (1.0 if task == "prefix" else 100.0)
 
 
 def quantization_tables(baseline: pd.DataFrame, runs: dict[str, pd.DataFrame], baseline_label: str = "baseline",
                         n_resamples: int = 10_000, seed: int = 0) -> QuantReport:
-    """Tables 10-12 from the baseline's and the quantized runs' items.parquet frames."""
+    """Tables 10-12 from the baseline's and the quantized runs' items.parquet frames: one row per
+    (perturbation, passage type) in ``SETTINGS`` order, one cell per language group."""
     ok = baseline[baseline["error"].isna()]
     tables = []
     for name, task, title in TABLES:
         part = ok[ok["task"] == task]
         if part.empty:
             continue
+        others = {label: frame[frame["error"].isna() & (frame["task"] == task)] for label, frame in runs.items()}
         rows = []
-        for perturbation, by_perturbation in part.groupby("perturbation", sort=False):
+        for perturbation, passage_type, setting in SETTINGS:
+            chosen = part[(part["perturbation"] == perturbation) & (part["passage_type"] == passage_type)]
             cells = []
             for group in GROUPS:
-                base = by_perturbation[by_perturbation["language_group"] == group]
+                base = chosen[chosen["language_group"] == group]
                 if base.empty:
                     continue
-                cell = QuantCell(group=group, n=len(base), baseline=float(_value(base, task).mean()))
-                for label, frame in runs.items():
-                    other = frame[frame["error"].isna() & (frame["task"] == task)]
+                cell = QuantCell(group=group, n=len(base), baseline=float(_scaled(base, task).mean()))
+                for label, other in others.items():
                     paired = base.merge(other, on=KEY, suffixes=("", "_q"))
-                    if paired.empty:
-                        continue
-                    column = "chrf_pp" if task == "prefix" else "correct"
-                    scale = 1.0 if task == "prefix" else 100.0
-                    cell.deltas[label] = paired_bootstrap_diff(paired[column].astype(float) * scale,
-                                                               paired[f"{column}_q"].astype(float) * scale,
-                                                               n_resamples=n_resamples, seed=seed)
+                    if not paired.empty:
+                        cell.deltas[label] = paired_bootstrap_diff(_scaled(paired, task), _scaled(paired, task, "_q"),
+                                                                   n_resamples=n_resamples, seed=seed)
                 cells.append(cell)
-            rows.append(QuantRow(perturbation=str(perturbation), cells=cells))
+            if cells:
+                rows.append(QuantRow(setting=setting, perturbation=perturbation, passage_type=passage_type, cells=cells))
         tables.append(QuantTable(name=name, task=task, title=title, rows=rows))
     return QuantReport(baseline=baseline_label, runs=list(runs), tables=tables)
 

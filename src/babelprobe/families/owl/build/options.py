@@ -31,6 +31,7 @@ class BuildOptions(BaseModel):
     bleu_threshold: float = 5.0
     min_tokens: int = Field(40, ge=0)
     max_names: int = Field(1, ge=1)
+    names: Literal["book", "passage"] = "book"  # names.py: the book's own mentions, or spaCy on the passage alone
     per_book: int = Field(100, ge=1)
     seed: int = 0
     batch_size: int = Field(8, ge=1)
@@ -57,7 +58,7 @@ class BuildOptions(BaseModel):
         upto = STAGES[: STAGES.index(stage) + 1]
         fields = {"split": ["books", "splitter"], "translate": ["translator", "chunk_sentences", "max_tokens", "temperature", "seed"],
                   "align": ["aligner"], "filter": ["max_length_ratio", "bleu_threshold"],
-                  "posthoc": ["min_tokens", "max_names"], "sample": ["per_book", "seed"],
+                  "posthoc": ["min_tokens", "max_names", "names"], "sample": ["per_book", "seed"],
                   "mt": ["mt", "unseen", "mt_max_tokens", "mt_temperature"], "write": []}
         chosen = {name: str(getattr(self, name)) for s in upto for name in fields[s]}
         return hashlib.sha256(repr(sorted(chosen.items())).encode()).hexdigest()[:16]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from babelprobe.families.owl.build import stages
 from babelprobe.families.owl.build.books import BuildError, check_language, read_books
+from babelprobe.families.owl.build.names import NerRecall, ner_recall
 from babelprobe.families.owl.build.options import STAGES, BuildOptions
 from babelprobe.families.owl.build.records import (
     AlignedPair, Book, Count, Deletion, Passage, SplitBook, TranslatedBook,
@@ -45,6 +46,7 @@ class BuildReport(BaseModel):
     stages: list[StageRecord]
     passages: int
     items: int
+    ner_recall: NerRecall | None = None  # both name methods on the bundled hand-checked sample (names.py)
 
     def counts(self) -> list[Count]:
         return [c for s in self.stages for c in s.counts]
@@ -127,7 +129,7 @@ def run_build(options: BuildOptions, progress: bool = False, stop_after: str | N
         "translate": lambda: stages.translate(data["split"], options, progress, backends),
         "align": lambda: stages.align(data["split"], data["translate"], options),
         "filter": lambda: stages.filter_pairs(data["split"], data["align"], options),
-        "posthoc": lambda: stages.posthoc(data["filter"], options),
+        "posthoc": lambda: stages.posthoc(data["filter"], options, data["split"]),
         "sample": lambda: stages.sample(data["posthoc"], options),
         "mt": lambda: stages.machine_translate(data["sample"], options, progress, backends),
         "write": lambda: _write_stage(data["mt"], books),
@@ -161,6 +163,7 @@ def run_build(options: BuildOptions, progress: bool = False, stop_after: str | N
     dataset = options.out / DATASET
     _write_json(dataset, "".join(i.model_dump_json(exclude={"source"}) + "\n" for i in items))
     load_owl(dataset)  # what `run owl` reads: a build never hands over rows its loader refuses
-    report = BuildReport(dataset=dataset, stages=records, passages=len(data["mt"]), items=len(items))
+    report = BuildReport(dataset=dataset, stages=records, passages=len(data["mt"]), items=len(items),
+                         ner_recall=ner_recall())
     _write_json(options.out / REPORT, report.model_dump_json(indent=1))
     return report

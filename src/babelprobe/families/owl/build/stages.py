@@ -113,10 +113,29 @@ def filter_pairs(split_books: list[SplitBook], pairs: list[AlignedPair], options
     return passages, counts, deletions
 
 
-def posthoc(passages: list[Passage], options: BuildOptions) -> Result:
+def english_paragraphs(split_books: list[SplitBook]) -> dict[str, list[str]]:
+    """book -> its English paragraphs (their sentences joined), the whole book."""
+    out: dict[str, list[str]] = {}
+    for book in split_books:
+        if book.language == "en":
+            by_paragraph: dict[int, list[str]] = defaultdict(list)
+            for sentence in book.sentences:
+                by_paragraph[sentence.paragraph].append(sentence.text)
+            out[book.book_id] = [" ".join(by_paragraph[k]) for k in sorted(by_paragraph)]
+    return out
+
+
+def posthoc(passages: list[Passage], options: BuildOptions, split_books: list[SplitBook] | None = None) -> Result:
+    """Names (``--names book``: the book's own mentions, names.py; ``passage``: spaCy on the
+    passage alone) and the token count; ``split_books`` gives the whole English books."""
+    from babelprobe.families.owl.build.names import BookNames
+
+    books = english_paragraphs(split_books or [])
+    lexicons = {book: BookNames(books.get(book) or [p.english for p in passages if p.book_id == book])
+                for book in sorted({p.book_id for p in passages})} if options.names == "book" else {}
     kept, deletions = [], []
     for p in passages:
-        names = filters.character_names(p.english)
+        names = lexicons[p.book_id].of(p.english) if lexicons else filters.character_names(p.english)
         tokens = filters.o200k_tokens(p.english)
         reason = (f"tokens: {tokens} o200k tokens < {options.min_tokens}" if tokens < options.min_tokens
                   else f"names: {len(names)} unique character names > {options.max_names}" if len(names) > options.max_names
