@@ -136,7 +136,7 @@ def test_prefix_probe_counts_and_splits_words():
     item = _item(thai, "x", "th").model_copy(update={"names": ()})
     prompt = OwlProbe("prefix").prompt(item)
     count = int(re.search(r"more than (\d+) words", prompt).group(1))
-    assert count == len(text_units(second)) and count < len(second) // 2  # words, not letters
+    assert count == len(text_units(second)) and count < len(second) // 2  # words, not letters (no punctuation here)
     assert script_tokens("ผมชอบกินกาแฟ") == ["ผม", "ชอบ", "กิน", "กาแฟ"]
 
 

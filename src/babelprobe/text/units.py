@@ -132,3 +132,11 @@ def join_units(units: list[str]) -> str:
 def _joins_tight(ch: str) -> bool:
     """A letter of an unspaced script, or full-width punctuation (，。：), which takes no space."""
     return is_unspaced(ch) or (unicodedata.category(ch)[0] == "P" and unicodedata.east_asian_width(ch) in "WF")
+
+
+def word_spans(text: str, language: str | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each written word of ``text``: the units of :func:`unit_spans` that hold a
+    letter, mark or digit. Punctuation standing alone (the full stops and commas of Chinese and
+    Japanese, which their segmenters return as units; a dash between spaces) is no word."""
+    return [(a, b) for a, b in unit_spans(text, language)
+            if any(unicodedata.category(ch)[0] in "LMN" for ch in text[a:b])]

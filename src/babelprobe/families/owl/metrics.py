@@ -17,7 +17,8 @@ from typing import Iterable
 from rapidfuzz import fuzz
 from unidecode import unidecode
 
-from babelprobe.languages import join_units, text_units, unit_spans
+from babelprobe.languages import join_units, text_units
+from babelprobe.text.units import word_spans
 from babelprobe.text.tokenize import rouge_l_text as rouge_l, script_tokens  # noqa: F401  (the layer's; old names)
 
 DIRECT_PROBE_THRESHOLD = 0.9
@@ -197,12 +198,13 @@ def extract_continuation(text: str) -> str:
 
 
 def split_passage(passage: str, language: str | None = None) -> tuple[str, str]:
-    """First and second half at the unit midpoint (len(units) // 2), as the authors split at the
-    word midpoint; units are words in every script (languages.text_units: whitespace words, and
-    dictionary-segmented words in Thai, Japanese and Chinese), so a Chinese or Thai passage is
-    split in two halves of words too. Whitespace runs become single spaces (for spaced text: the
+    """First and second half at the word midpoint (len(words) // 2), as the authors split at the
+    word midpoint; words are the language layer's written words in every script
+    (babelprobe.text.units.word_spans: whitespace words, and dictionary-segmented words in Thai,
+    Japanese, Chinese, Lao, Khmer, Burmese), punctuation standing alone not counted (a Chinese
+    passage's 。 and ， are no words). Whitespace runs become single spaces (for spaced text: the
     authors' " ".join of words)."""
-    spans = unit_spans(passage, language)
+    spans = word_spans(passage, language)
     cut = spans[len(spans) // 2][0] if spans else len(passage)
     return " ".join(passage[:cut].split()), " ".join(passage[cut:].split())
 
