@@ -41,8 +41,7 @@ class FoldRule:
     script: str
     languages: frozenset[str]  # empty: every language written in the script
     what: FoldWhat
-    sources: tuple[str, ...]  # characters or sequences folded
-    target: str  # what they become ('' = removed)
+    pairs: tuple[tuple[str, str], ...]  # (folded character or sequence, what it becomes; '' = removed)
     why: str
     source: str
     line: int
@@ -80,12 +79,15 @@ def fold_rules() -> tuple[FoldRule, ...]:
             raise ValueError(f"{where}: field 'what' is {what!r}, expected case/letter/mark/remove/separator")
         if not source.strip():
             raise ValueError(f"{where}: field 'source' is empty")
-        items = tuple(_cell_text(item, where) for item in sources.split())
+        items = [_cell_text(item, where) for item in sources.split()]
         targets = [_cell_text(item, where) for item in target.split()]
-        if what == "case" and len(targets) != len(items):
-            raise ValueError(f"{where}: a case row maps each 'from' to one 'to'")
-        rules.append(FoldRule(script, frozenset(languages.split()), what, items,
-                              " ".join(targets) if what == "case" else "".join(targets), why, source, line))
+        if len(targets) > 1 and len(targets) != len(items):
+            raise ValueError(f"{where}: field 'to' has {len(targets)} items for {len(items)} in 'from' "
+                             "(give one for all, or one each)")
+        if what in ("mark", "remove") and targets:
+            raise ValueError(f"{where}: a {what} row removes; its 'to' must be empty")
+        each = targets if len(targets) > 1 else [targets[0] if targets else ""] * len(items)
+        rules.append(FoldRule(script, frozenset(languages.split()), what, tuple(zip(items, each)), why, source, line))
     return tuple(rules)
 
 
@@ -103,14 +105,22 @@ def _policy(language: str | None) -> tuple[dict[str, str], dict[str, frozenset[s
         if rule.languages and language not in rule.languages:
             continue
         if rule.what == "case":
-            casing.update(zip(rule.sources, rule.target.split()))
+            casing.update(rule.pairs)
         elif rule.what == "mark":
-            marks.setdefault(rule.script, set()).update(rule.sources)
+            marks.setdefault(rule.script, set()).update(item for item, _ in rule.pairs)
         else:
-            replacements += [(item, rule.target) for item in rule.sources]
+            replacements += rule.pairs
     # longer sequences first, so 'l·l' folds before the middle dot alone
     replacements.sort(key=lambda pair: -len(pair[0]))
     return casing, {script: frozenset(found) for script, found in marks.items()}, tuple(replacements)
+
+
+@lru_cache(maxsize=256)
+def _before_nfkc(language: str | None) -> tuple[tuple[str, str], ...]:
+    """The replacements of characters that NFKC would change first (＝ -> '=', ･ -> ・, ´ ->
+    space + accent): a row names the character as written, so it is applied before NFKC."""
+    return tuple((item, target) for item, target in _policy(language)[2]
+                 if unicodedata.normalize("NFKC", item) != item)
 
 
 def _drop_marks(text: str, marks: dict[str, frozenset[str]]) -> str:
@@ -135,6 +145,9 @@ def fold(text: str, language: str | None = None) -> str:
     Runs of whitespace become one space; ends are stripped."""
     language = _base_language(language)
     casing, marks, replacements = _policy(language)
+    for item, target in _before_nfkc(language):
+        if item in text:
+            text = text.replace(item, target)
     text = unicodedata.normalize("NFKC", text)
     chars = []
     for ch in text:

@@ -47,10 +47,13 @@ class Token:
     kind: TokenKind
 
 
+_SCRIPT_SYMBOL = regex.compile(r"[\p{S}--[\p{Script=Common}\p{Script=Inherited}]]", regex.V1)
+
+
 def _kind(text: str) -> TokenKind:
     categories = {unicodedata.category(ch)[0] for ch in text}
-    if categories & {"L", "M"}:
-        return "word"
+    if categories & {"L", "M"} or _SCRIPT_SYMBOL.search(text):
+        return "word"  # a symbol of one script is a word there (Sindhi ۾ 'in', U+06FE)
     if "N" in categories:
         return "number"
     if categories <= {"P", "Z"}:
@@ -77,7 +80,7 @@ def _class_of(ch: str) -> str | None:
     if category == "Nd":
         return "digit"
     if category[0] == "L":
-        return char_script(ch) or "other"
+        return char_script(ch)  # None for a letter of no one script (the okina ʻ, ª): it joins
     return None
 
 
