@@ -218,3 +218,15 @@ def test_a_window_whose_suffix_has_one_distinct_word_gets_no_control():
     probe = SuffixProbe([1], 2)
     with pytest.raises(ControlNotPossible):
         probe.control_request(_window("ab ha ha", "en"))  # the suffix (after the first token) is 'ha ha'
+
+
+def test_the_named_policies_equal_the_families_rules():
+    from babelprobe.families.owl.metrics import normalize as owl_normalize
+    from babelprobe.text import policy
+
+    for text in ["Don  Quijote", "Ἀριστοτέλης", "Москва", "東京", "İstanbul"]:
+        assert policy("owl-direct-probe")(text, None) == owl_normalize(text)
+        assert policy("script-tokens")(text, None) == " ".join(script_tokens(text))
+    assert policy("fold")("ΓΙΆΝΝΗΣ", "el") == "γιαννησ"
+    with pytest.raises(ValueError, match="unknown text policy 'x': fold, owl-direct-probe, script-tokens"):
+        policy("x")

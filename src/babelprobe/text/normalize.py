@@ -16,8 +16,9 @@
 
 Callers fold tokens, not whole texts, when they need spans: folding changes lengths.
 
-Other named policies of the layer: :func:`owl_direct_probe` (OWL's authors' rule, unidecode +
-lower case, kept exactly for the reference labels).
+The layer's named normalizations are in :data:`POLICIES`: ``fold``; ``owl-direct-probe`` (OWL's
+authors' rule, unidecode + lower case, kept exactly for the reference labels); ``script-tokens``
+(the overlap metrics' tokens, babelprobe.text.tokenize).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Callable, Literal
 
 from babelprobe.text.scripts import char_script
 
@@ -166,10 +167,35 @@ def fold(text: str, language: str | None = None) -> str:
     return " ".join(text.split())
 
 
-def owl_direct_probe(text: str) -> str:
-    """OWL's authors' normalisation for the direct probe (unidecode, then lower case; OWL §2,
-    the released evaluation code): a named compatibility policy, kept exactly so the reference
-    labels stay equal. It transliterates every script to ASCII, so it is no rule for new work."""
+def owl_direct_probe(text: str, language: str | None = None) -> str:
+    """OWL's authors' normalisation for the direct probe (unidecode, lower case, whitespace runs
+    collapsed; OWL §2, the released evaluation code): a named compatibility policy, kept exactly
+    so the reference labels stay equal. It transliterates every script to ASCII, so it is no rule
+    for new work (``language`` is ignored)."""
     from unidecode import unidecode
 
-    return unidecode(text).lower()
+    return " ".join(unidecode(text).lower().split())
+
+
+def script_tokens_text(text: str, language: str | None = None) -> str:
+    """The overlap metrics' tokens (babelprobe.text.tokenize.script_tokens) joined by spaces."""
+    from babelprobe.text.tokenize import script_tokens
+
+    return " ".join(script_tokens(text))
+
+
+# The layer's named normalizations (one place, as sacrebleu's tokenizer registry): each takes a
+# text and a language code (or None) and gives a string.
+POLICIES: dict[str, Callable[[str, str | None], str]] = {
+    "fold": fold,  # matching: names, recall, yes/no
+    "owl-direct-probe": owl_direct_probe,  # OWL's authors' rule (compat)
+    "script-tokens": script_tokens_text,  # OWL BLEU/ROUGE-L, memorization RM on words
+}
+
+
+def policy(name: str) -> Callable[[str, str | None], str]:
+    """A named normalization of :data:`POLICIES`; an unknown name is an error listing them."""
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown text policy {name!r}: {', '.join(sorted(POLICIES))}") from None
