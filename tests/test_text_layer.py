@@ -150,7 +150,9 @@ def test_tokens_have_spans_kinds_and_break_where_the_script_changes():
 
 
 @pytest.mark.parametrize("code, script, spaced", [("pl", "Latin", True), ("th", "Thai", False), ("iw", "Hebrew", True),
-                                                  ("zh-Hant", "Han", False), ("sr", "Cyrillic", True)])
+                                                  ("zh-Hant", "Han", False), ("sr", "Cyrillic", True),
+                                                  ("sr-Latn", "Latin", True), ("heb_Hebr", "Hebrew", True),
+                                                  ("az-Cyrl", "Cyrillic", True)])
 def test_profiles_come_from_the_table(code, script, spaced):
     found = profile(code)
     assert found is not None and found.script == script and found.spaced is spaced and found.source
