@@ -193,7 +193,7 @@ def segmentation_flag(text: str, language: str | None) -> str | None:
     language has no row in text/data/languages.tsv, or a stretch of a script written without
     spaces has no dictionary segmenter here (it is then cut into characters). The reason is
     stored as the item's ``text_flag``; a flag is said, never guessed around."""
-    from babelprobe.text.dictionary import run_language, segmenter
+    from babelprobe.text.dictionary import PACKAGES, run_language, segmenter
     from babelprobe.text.languages import profile
 
     reasons = []
@@ -202,6 +202,9 @@ def segmentation_flag(text: str, language: str | None) -> str | None:
     scripts = {char_script(ch) for ch in text if unicodedata.category(ch)[0] in "LM"} & UNSPACED_SCRIPTS
     for script in sorted(scripts):
         cut_by = run_language(script, text, _base(language))
-        if cut_by is None or segmenter(cut_by) is None:
+        if cut_by is None:
             reasons.append(f"no dictionary segmenter for {script} script text (cut into characters)")
+        elif segmenter(cut_by) is None:
+            reasons.append(f"no dictionary segmenter for {script} script text: {PACKAGES[cut_by]} is not "
+                           "installed (cut into characters)")
     return "; ".join(reasons) or None
