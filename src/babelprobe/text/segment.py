@@ -163,9 +163,35 @@ def words(text: str, language: str | None = None) -> list[str]:
 
 
 def word_count(text: str, language: str | None = None) -> int:
-    """How many words and numbers ``text`` has (punctuation is no word)."""
-    return len(words(text, language))
+    """How many written words ``text`` has, as a reader counts them for "more than N words" (OWL's
+    prefix probe): whitespace words that hold a letter or digit, and dictionary words in scripts
+    written without spaces (babelprobe.text.units.word_spans); punctuation is never a word. A
+    hyphenated or apostrophised word (e-mail, 1980's, l'homme) is one written word here, while
+    :func:`words` gives its UAX #29 pieces for matching."""
+    from babelprobe.text.units import word_spans
+
+    return len(word_spans(text, _base(language)))
 
 
 def _base(language: str | None) -> str | None:
     return language.replace("_", "-").split("-")[0].lower() if language else None
+
+
+@lru_cache(maxsize=4096)
+def segmentation_flag(text: str, language: str | None) -> str | None:
+    """Why the layer cannot cut ``text`` into words as its language's readers do, or None: the
+    language has no row in text/data/languages.tsv, or a stretch of a script written without
+    spaces has no dictionary segmenter here (it is then cut into characters). The reason is
+    stored as the item's ``text_flag``; a flag is said, never guessed around."""
+    from babelprobe.text.dictionary import run_language, segmenter
+    from babelprobe.text.languages import profile
+
+    reasons = []
+    if not language or profile(language) is None:
+        reasons.append(f"language {language!r} has no row in text/data/languages.tsv")
+    scripts = {char_script(ch) for ch in text if unicodedata.category(ch)[0] in "LM"} & UNSPACED_SCRIPTS
+    for script in sorted(scripts):
+        cut_by = run_language(script, text, _base(language))
+        if cut_by is None or segmenter(cut_by) is None:
+            reasons.append(f"no dictionary segmenter for {script} script text (cut into characters)")
+    return "; ".join(reasons) or None
