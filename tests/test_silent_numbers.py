@@ -88,9 +88,13 @@ def test_masks_keep_particles_and_proclitics_and_take_endings():
 
 
 def test_a_form_that_cannot_be_masked_is_an_error_row_naming_it():
-    with pytest.raises(NameNotMaskable, match=r"'Alicellekinkohan' at character 10"):
-        mask_names("Ja sitten Alicellekinkohan sanottiin. Alice.", ["Alice"], "fi")
-    item = _item("Ja sitten Alicellekinkohan sanottiin. Alice.", "Alice", "fi")
+    # issue 27: the Finnish paradigm (text/data/names/fi.tsv) places case + clitics (-lle-kin-ko-han)
+    assert mask_names("Ja sitten Alicellekinkohan sanottiin. Alice.", ["Alice"], "fi") == \
+        f"Ja sitten {MASK} sanottiin. {MASK}."
+    # ... but not a word glued after the name (Alice + talossa): the layer cannot place it
+    with pytest.raises(NameNotMaskable, match=r"'Alicetalossa' at character 10"):
+        mask_names("Ja sitten Alicetalossa sanottiin. Alice.", ["Alice"], "fi")
+    item = _item("Ja sitten Alicetalossa sanottiin. Alice.", "Alice", "fi")
     probe = OwlProbe("name-cloze", "masked")
     assert probe.requests(item) == []
     with pytest.raises(NameNotMaskable):

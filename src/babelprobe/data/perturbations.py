@@ -52,6 +52,7 @@ class _Hit:
     keep_before: int  # characters kept visible before the mask (a proclitic: ו[MASK])
     keep_after: int  # ... and after it (a particle: [MASK]는, a clitic: [MASK]'s)
     evidence: Evidence
+    name: str = ""  # the name it is a form of (its parts found side by side are one mask)
 
 
 _GAP = regex.compile(r"[\s\-\u2010\u2011\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]*")
@@ -164,6 +165,23 @@ def _maskable_parts(name: str, language: str) -> list[list[str]]:
     return out
 
 
+def _joined(text: str, hits: list[_Hit]) -> list[_Hit]:
+    """Parts of one name found side by side (Alexei Vronsky in a text naming Count Alexei
+    Vronsky) are one mask, as the whole name would be."""
+    out: list[_Hit] = []
+    for hit in hits:
+        last = out[-1] if out else None
+        if (last and last.name and hit.name == last.name and not last.keep_after and not hit.keep_before
+                and _GAP.fullmatch(text[last.end:hit.start]) and text[last.end:hit.start].strip() == ""):
+            evidence = Evidence(last.evidence.rule + " | " + hit.evidence.rule, text[last.start:hit.end],
+                                f"{last.evidence.form} {hit.evidence.form}", (last.start, hit.end),
+                                "; ".join(filter(None, [last.evidence.source, hit.evidence.source])) or None)
+            out[-1] = _Hit(last.start, hit.end, last.keep_before, hit.keep_after, evidence, hit.name)
+        else:
+            out.append(hit)
+    return out
+
+
 def mask_with_evidence(text: str, names: Iterable[str], language: str = "") -> Masked:
     """Every form of each name replaced by [MASK] (OWL §2.2), with the evidence of each mask.
 
@@ -185,12 +203,13 @@ def mask_with_evidence(text: str, names: Iterable[str], language: str = "") -> M
             continue
         for parts in _maskable_parts(name, language):
             found, unsure = _spaced_hits(text, words, " ".join(parts), language, parts)
-            hits += found
+            hits += [_Hit(h.start, h.end, h.keep_before, h.keep_after, h.evidence, name) for h in found]
             refused += [u for u in unsure if len(parts) == 1]
     chosen: list[_Hit] = []
     for hit in sorted(hits, key=lambda h: (h.start, -(h.end - h.start))):
         if not chosen or hit.start >= chosen[-1].end:
             chosen.append(hit)
+    chosen = _joined(text, chosen)
     covered = [(h.start, h.end) for h in chosen]
     left = [(token, why) for token, why in refused
             if not any(s <= token.start and token.end <= e for s, e in covered)]
