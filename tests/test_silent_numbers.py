@@ -258,11 +258,12 @@ def test_an_honorific_alone_is_not_the_name(answer, gold, language):
 
 
 def test_honorific_lists_are_pinned_per_language():
-    assert set(HONORIFICS_BY_LANGUAGE) == {"en", "es", "fr", "de", "it", "pt", "nl", "ru", "uk", "bg", "pl", "cs",
-                                           "tr", "vi", "hu"}
+    # issue 27: the lists moved to text/data/titles/<lang>.tsv (a source per row) and grew to every
+    # language OWL, ECLeKTiC and Polyglot-or-Not ship; the issue-16 lists are all still there
     sizes = {lang: len(words) for lang, words in HONORIFICS_BY_LANGUAGE.items()}
-    assert sizes == {"en": 70, "es": 36, "fr": 41, "de": 38, "it": 35, "pt": 31, "nl": 20, "ru": 58, "uk": 41,
-                     "bg": 39, "pl": 33, "cs": 29, "tr": 36, "vi": 12, "hu": 18}
+    before = {"en": 70, "es": 36, "fr": 41, "de": 38, "it": 35, "pt": 31, "nl": 20, "ru": 58, "uk": 41,
+              "bg": 39, "pl": 33, "cs": 29, "tr": 36, "vi": 12, "hu": 18}
+    assert all(sizes[lang] >= size for lang, size in before.items()), sizes
     # a word that is an honorific in one language only is a name word elsewhere (Peter Pan)
     assert is_honorific("Pan", "pl") and not is_honorific("Pan", "en")
     assert name_cloze_correct("<name>Pan</name>", ["Peter Pan"], "en")
