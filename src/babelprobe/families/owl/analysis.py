@@ -5,7 +5,6 @@ scores; an error taxonomy with the most frequent wrong answers; run-to-run delta
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 
 import pandas as pd
@@ -13,23 +12,11 @@ from pydantic import BaseModel
 
 from babelprobe.analysis.bootstrap import Cell, bootstrap_ci
 from babelprobe.families.owl.metrics import is_honorific, normalize
+from babelprobe.text.pronouns import is_abstention, is_pronoun
 
 LENGTH_BUCKETS = ((0, 50, "0-50"), (50, 100, "50-100"), (100, 10**9, "100+"))
-# Written in their own script; looked up both as written (casefolded) and transliterated.
-PRONOUNS = frozenset({
-    "he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
-    "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
-    "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
-    "их", "я", "ты", "мы", "вы", "nó", "họ",
-    # Ukrainian (той/та: the demonstratives that stand for "he"/"she" in narration)
-    "він", "вона", "воно", "вони", "його", "її", "йому", "їй", "ним", "нею", "них", "їх", "їм", "ти", "ми", "ви",
-    "мене", "тебе", "нас", "вас", "той", "та", "те", "ті", "цей", "ця",
-    # Bulgarian
-    "той", "тя", "то", "те", "него", "нея", "тях", "му", "ѝ", "им", "аз", "ти", "ние", "вие", "мен", "теб",
-    "нас", "вас", "тоя", "тази", "този",
-})
-ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
-               "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
+# Pronouns and abstention words per language: text/data/pronouns/<lang>.tsv (a source per row).
+_REFUSALS = ("i cannot", "i can't", "sorry")
 
 
 def length_bucket(tokens: int) -> str:
@@ -101,19 +88,19 @@ def error_category(row: pd.Series) -> str:
     """App. F's taxonomy for a wrong answer."""
     if row["task"] == "direct":
         title = normalize(row["title"] or "").strip(" .\"'")
-        if title in ABSTENTIONS or title.startswith(("i cannot", "i can't", "sorry")):
+        if is_abstention(row["title"] or "", row.get("language")) or title.startswith(_REFUSALS):
             return "abstention"
         if row["author_correct"]:
             return "correct author, wrong title"
         return "wrong book"
     name = (row["name"] or "").strip()
     norm = normalize(name).strip(" .\"'")
-    if norm in ABSTENTIONS or norm.startswith(("i cannot", "i can't", "sorry")):
+    if is_abstention(name, row.get("language")) or norm.startswith(_REFUSALS):
         return "abstention"
     if "[mask]" in norm:
         return "[MASK] echoed"
-    if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
-        return "pronoun"  # the transliteration of "он" is "on": look up the written form too
+    if is_pronoun(name, row.get("language")):
+        return "pronoun"
     if name.split() and all(is_honorific(word, row.get("language")) for word in name.split()):
         return "honorific"
     if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
