@@ -38,6 +38,9 @@ class TaskSummary(BaseModel):
     errors_taxonomy: dict[str, int] = {}
     frequent_wrong: dict[str, list[tuple[str, int]]] = {}  # language -> [(answer, count)]
     overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
+    # items the language layer flagged (text_flag: a refused mask, a form or answer it could not
+    # place, a language without a name paradigm), per language
+    text_flagged: dict[str, int] = {}
     # App. B.4 / Fig. 10 (run owl --presence): "seen"/"unseen" overall, then "<language group>/seen" ...
     by_presence: list[Cell] = []
     by_language_presence: list[Cell] = []  # "<language>/seen", "<language>/unseen" (the profile's columns)
@@ -108,6 +111,14 @@ def error_category(row: pd.Series) -> str:
     return "wrong name"
 
 
+def text_flag_counts(items: pd.DataFrame) -> dict[str, int]:
+    """Flagged items (text_flag set) per language; languages without flags are left out."""
+    if "text_flag" not in items:
+        return {}
+    flagged = items[items["text_flag"].notna()]
+    return {str(lang): len(g) for lang, g in flagged.groupby("language", sort=True)}
+
+
 def _cell(name: str, group: pd.DataFrame, column: str, n_resamples: int, seed: int) -> Cell:
     scored = group[group["error"].isna()]
     ci = bootstrap_ci(scored[column].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
@@ -135,6 +146,7 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
                          for b, bg in scored.groupby("book_id")},
         by_presence=presence_cells(items, column, n_resamples, seed),
         by_language_presence=presence_cells(items, column, n_resamples, seed, by="language"),
+        text_flagged=text_flag_counts(items),
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]
@@ -213,7 +225,7 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
     from babelprobe.data.tables import read_rows
     from babelprobe.data.validation import DatasetError, Problem
     from babelprobe.families.owl.metrics import (
-        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_correct, rouge_l, trim_echo,
+        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_verdict, rouge_l, trim_echo,
     )
 
     rows = read_rows(Path(path))
@@ -252,7 +264,8 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
                     names = ast.literal_eval(raw) if isinstance(raw, str) else list(raw or [])
                 except (ValueError, SyntaxError):
                     raise DatasetError([Problem(str(path), number, "Single_ent", f"not a list of names: {raw!r}")])
-                record["correct"] = name_cloze_correct(prediction, [str(n) for n in names], lang)
+                # the compat path: the authors' rule only (OWL §2.2 fn. 6), so rescored numbers stay the paper's
+                record["correct"] = name_cloze_verdict(prediction, [str(n) for n in names], lang, forms=False).correct
             else:
                 reference = str(row.get(f"{lang}_second_half") or "")
                 continuation = trim_echo(str(row.get(f"{lang}_first_half") or ""), extract_continuation(prediction))
