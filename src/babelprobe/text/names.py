@@ -22,13 +22,15 @@ source``), one row per declension class, affix slot or elision, each with its gr
 
 Unsure is said, never guessed: a token that starts with the name but is not a form the paradigm
 builds is **unsure** (``Unsure`` naming it) where the language's profile (``text/languages.py``)
-says suffixes may pile up (``agglutinative``) or where the layer has no paradigm for a language
-whose profile says it inflects (or no profile at all); otherwise it is another word.
+says suffixes may pile up (``agglutinative``) and what follows the name begins one of the table's
+suffixes (or a vowel sign), or where the layer has no paradigm for a language whose profile says
+it inflects (or no profile at all); otherwise it is another word.
 """
 
 from __future__ import annotations
 
 import csv
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -180,6 +182,12 @@ class NameForms:
             return None  # Turkish: letters glued without the apostrophe make another word (Ali, Aliye)
         if not self.glued_unsure:
             return None
+        affixes = [a for row in (self.paradigm.of("suffix") if self.paradigm else []) for a in row.forms if a]
+        if affixes:
+            tails = [rest[len(f.form):].lstrip("".join(marks)) for f in self.forms if rest.startswith(f.form)]
+            if not any(unicodedata.category(t[0]).startswith("M") or any(t.startswith(a) or a.startswith(t)
+                                                                          for a in affixes) for t in tails if t):
+                return None  # what follows begins no suffix of the language: another word (Jo, John; 앨리스, 앨리스터)
         why = ("its paradigm (text/data/names/%s.tsv) does not build it" % self.language if self.paradigm
                else "the layer has no name paradigm for language %r" % (self.language or "unknown"))
         return Unsure(f"{token!r} starts with the name {self.name!r} but is not a form the layer can place: {why}")
@@ -296,3 +304,31 @@ def name_parts(name: str, language: str | None = None) -> list[str]:
     from babelprobe.text.segment import tokens
 
     return [token.text for token in tokens(name, language) if token.kind in ("word", "number")]
+
+
+def is_name(phrase: str, name: str, language: str | None = None) -> bool:
+    """Is ``phrase`` (as written in a text) this character's name: every word of it a form of a
+    word of the name (its parts used alone count: Vronsky for Alexei Vronsky), titles aside,
+    at least one word placed. In a script written without spaces the phrase must be the name or
+    one of its separator-delimited parts (アンナ for アンナ・カレーニナ). An Unsure word is not
+    confirmed: no."""
+    from babelprobe.text.scripts import char_script
+    from babelprobe.text.scripts import UNSPACED_SCRIPTS
+    from babelprobe.text.titles import is_title
+
+    code = _base(language) or None
+    if char_script(name[0]) in UNSPACED_SCRIPTS or char_script(name[-1]) in UNSPACED_SCRIPTS:
+        whole = fold(name, code)
+        parts = {p for p in whole.split() if p}
+        said = fold(phrase, code)
+        return said.replace(" ", "") == whole.replace(" ", "") or said in parts
+    parts = [p for p in name_parts(name, code) if not is_title(p, code)]
+    said = [w for w in name_parts(phrase, code)]
+    words = [w for w in said if not is_title(w, code)]
+    if not words:
+        return False
+    for word in words:
+        if not any(isinstance(p, Placement) and not p.prefix
+                   for p in (name_forms(part, code).place(word) for part in parts)):
+            return False
+    return True
