@@ -18,6 +18,8 @@ source``), one row per declension class, affix slot or elision, each with its gr
   English 's);
 - ``separator``: what is written between a name and its suffixes (Turkish apostrophe, ``required``:
   letters glued without it make another word, Ali/Aliye);
+- ``nosuffix``: a name ending in ``when`` takes suffixes only on its stems (Finnish Ann -> Annia,
+  never Anna);
 - ``none``: the language's names take no endings.
 
 Unsure is said, never guessed: a token that starts with the name but is not a form the paradigm
@@ -39,7 +41,7 @@ from typing import Literal
 from babelprobe.text.evidence import Unsure
 from babelprobe.text.normalize import fold
 
-Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none"]
+Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix"]
 COLUMNS = ["rule", "when", "forms", "keep", "source"]
 
 
@@ -88,7 +90,7 @@ def paradigm(language: str | None) -> Paradigm | None:
         if len(row) != len(COLUMNS):
             raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
         rule, when, forms, keep, source = row
-        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none"):
+        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix"):
             raise ValueError(f"{name}:{line}: field 'rule' is {rule!r}")
         if keep not in ("yes", "no"):
             raise ValueError(f"{name}:{line}: field 'keep' is {keep!r}, expected yes/no")
@@ -114,6 +116,7 @@ class NameForm:
     rule: str  # "name", or "replace <ending> -> <form>" / "stem ..." with the row's file:line
     source: str | None = None
     bound: bool = False  # a stem that needs a suffix
+    takes_suffix: bool = True  # False: the language puts suffixes on a stem of it instead (Finnish Ann -> Anni-)
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ class NameForms:
         for form in sorted(self.forms, key=lambda f: len(f.form), reverse=True):
             if rest == form.form and not form.bound:
                 return form, "", False, form.rule, form.source
-            if rest.startswith(form.form) and suffix_rows:
+            if rest.startswith(form.form) and suffix_rows and form.takes_suffix:
                 tail = rest[len(form.form):]
                 parsed = _suffix_chain(tail, suffix_rows, self._separators())
                 if parsed is not None:
@@ -184,7 +187,8 @@ class NameForms:
             return None
         affixes = [a for row in (self.paradigm.of("suffix") if self.paradigm else []) for a in row.forms if a]
         if affixes:
-            tails = [rest[len(f.form):].lstrip("".join(marks)) for f in self.forms if rest.startswith(f.form)]
+            tails = [rest[len(f.form):].lstrip("".join(marks)) for f in self.forms
+                     if rest.startswith(f.form) and f.takes_suffix]
             if not any(unicodedata.category(t[0]).startswith("M") or any(t.startswith(a) or a.startswith(t)
                                                                           for a in affixes) for t in tails if t):
                 return None  # what follows begins no suffix of the language: another word (Jo, John; 앨리스, 앨리스터)
@@ -281,7 +285,8 @@ def name_forms(name: str, language: str | None) -> NameForms:
     code = _base(language)
     folded = fold(name, code or None)
     table = paradigm(code)
-    forms = [NameForm(folded, "name")]
+    bare_takes_suffix = not (table and any(_ends(folded, row.when) for row in table.of("nosuffix")))
+    forms = [NameForm(folded, "name", takes_suffix=bare_takes_suffix)]
     if table:
         forms += _built(folded, table.of("replace"), bound=False)
         forms += _built(folded, table.of("stem"), bound=True)
