@@ -55,7 +55,7 @@ class _Hit:
     name: str = ""  # the name it is a form of (its parts found side by side are one mask)
 
 
-_GAP = regex.compile(r"[\s\-\u2010\u2011\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]*")
+_GAP = regex.compile(r"[\s.\-\u2010\u2011\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]*")
 _SEPARATOR = r"[\s\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]"  # a name separator (・ ＝ ·) or a space
 
 
@@ -110,13 +110,30 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     return hits
 
 
-def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts: list[str]
-                 ) -> tuple[list[_Hit], list[tuple[Token, str]]]:
+def _inside_another_name(text: str, words: list[Token], i: int, whole: list[str], language: str) -> bool:
+    """A part of a multi-word name found next to a capitalised word that is neither a title nor a
+    part of this name belongs to another name (Thúy of Thúy Kiều in Thúy Vân; Anna of Anna
+    Karenina in Anna Pavlovna): not masked."""
+    own = {fold(part, language) for part in whole}
+    for j, gap in ((i - 1, (lambda t: text[t.end:words[i].start])), (i + 1, (lambda t: text[words[i].end:t.start]))):
+        if 0 <= j < len(words):
+            other = words[j]
+            if (gap(other).strip() == "" and other.text[:1].isupper() and not is_title(other.text, language)
+                    and fold(other.text, language) not in own):
+                return True
+    return False
+
+
+def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts: list[str],
+                 whole: list[str] | None = None) -> tuple[list[_Hit], list[tuple[Token, str]]]:
     """Occurrences of ``name`` (the sequence of its parts) among the text's word tokens, and the
-    tokens the layer could not place (Unsure) with the reason."""
+    tokens the layer could not place (Unsure) with the reason. ``whole``: the full name's parts
+    when ``parts`` is one part of it looked for alone."""
     forms = [name_forms(part, language) for part in parts]
     hits, unsure = [], []
     for i in range(len(words) - len(parts) + 1):
+        if whole and _inside_another_name(text, words, i, whole, language):
+            continue
         placements = []
         for j, part_forms in enumerate(forms):
             token = words[i + j]
@@ -201,8 +218,10 @@ def mask_with_evidence(text: str, names: Iterable[str], language: str = "") -> M
         if is_unspaced(name[0]) or is_unspaced(name[-1]):
             hits += _unspaced_hits(text, name, language)
             continue
+        whole = name_parts(name, language)
         for parts in _maskable_parts(name, language):
-            found, unsure = _spaced_hits(text, words, " ".join(parts), language, parts)
+            found, unsure = _spaced_hits(text, words, " ".join(parts), language, parts,
+                                         whole if len(whole) > 1 and len(parts) == 1 else None)
             hits += [_Hit(h.start, h.end, h.keep_before, h.keep_after, h.evidence, name) for h in found]
             refused += [u for u in unsure if len(parts) == 1]
     chosen: list[_Hit] = []

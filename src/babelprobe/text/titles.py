@@ -37,6 +37,10 @@ def _key_fold(word: str, language: str | None) -> str:
 
 
 def _key_ascii(word: str) -> str:
+    """The transliteration, for words of cased scripts only (unidecode reads Han by its Mandarin
+    sound: 姫 and 机 would both be "ji")."""
+    if not any(ch.lower() != ch.upper() for ch in word):
+        return "\0" + word
     return " ".join(unidecode(word).lower().split()).strip(".")
 
 
