@@ -34,6 +34,7 @@ INFLECTED = [  # (language, name, passage with a case form, the form)
     ("mai", "राम", "रामकेँ बजाउ।", "रामकेँ"),
     ("hr", "Ivan", "Ivanu su dali knjigu.", "Ivanu"),
     ("hu", "Anna", "Annának adták.", "Annának"),
+    ("is", "Jón", "Þetta er bók Jóns.", "Jóns"),  # no table: simplemma's lemma dictionary
 ]
 
 

@@ -157,8 +157,21 @@ class NameForms:
         for prefix, _ in _prefix_chains(folded, prefix_rows):
             rest = folded[len(prefix):]
             if any(rest.startswith(f.form) and len(rest) > len(f.form) for f in self.forms):
-                return self._glued(token, rest)
+                return self._lemma(token, prefix) or self._glued(token, rest)
         return None
+
+    def _lemma(self, token: str, prefix: str) -> Placement | None:
+        """In a language without a paradigm table, a glued word whose dictionary lemma (simplemma)
+        is the name itself: a case form (Icelandic Jóns -> Jón). Only the lemma equal to the name counts, so a
+        word whose lemma is another name (Іванов) is never taken."""
+        if self.paradigm is not None:
+            return None  # the language's table decides (simplemma lemmatises Petronėlė to Petras, דודי to דוד)
+        lemma = dictionary_lemma(token[len(prefix):] if prefix else token, self.language)
+        if lemma is None or fold(lemma, self.language or None) != self.forms[0].form:
+            return None
+        form = NameForm(fold(token, self.language or None)[len(prefix):], f"simplemma lemma {lemma!r}",
+                        "simplemma 2.0.0 lemma dictionary (Barbaresi 2023)")
+        return Placement(form, prefix, "", True, False, form.rule, form.source)
 
     def _place_rest(self, rest: str) -> tuple[NameForm, str, bool, str, str | None] | None:
         suffix_rows = self.paradigm.of("suffix") if self.paradigm else []
@@ -337,3 +350,30 @@ def is_name(phrase: str, name: str, language: str | None = None) -> bool:
                    for p in (name_forms(part, code).place(word) for part in parts)):
             return False
     return True
+
+
+_SIMPLEMMA_CODES = {"hr": "hbs", "sr": "hbs", "bs": "hbs", "no": "nb"}
+
+
+@lru_cache(maxsize=65536)
+def dictionary_lemma(word: str, language: str) -> str | None:
+    """simplemma's lemma of ``word`` where it has a dictionary for the language (loaded lazily,
+    once per language), else None."""
+    if not language:
+        return None
+    try:
+        import simplemma
+    except ImportError:  # an install without the library: the tables alone decide
+        return None
+    code = _SIMPLEMMA_CODES.get(language, language)  # simplemma names Serbo-Croatian hbs, Bokmål nb
+    if code not in _simplemma_languages():
+        return None
+    lemma = simplemma.lemmatize(word, lang=code)
+    return lemma if lemma and lemma != word else None
+
+
+@lru_cache(maxsize=1)
+def _simplemma_languages() -> frozenset[str]:
+    from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
+
+    return frozenset(SUPPORTED_LANGUAGES)
