@@ -173,3 +173,60 @@ def test_importing_the_layer_loads_no_segmenter_and_no_table():
             " or m.startswith('babelprobe.text.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------- memorization: flags and controls
+
+def _window(text: str, language: str):
+    from babelprobe.families.memorization.data import Sample
+    from babelprobe.families.memorization.probe import Window
+
+    sample = Sample(sample_id="s1", language=language, text=text, source="x.jsonl:1")
+    cut = text.find(" ") + 1  # token 0: the first word and its space (the prompt); then two suffix tokens
+    return Window(sample, 1, 2, 3, 0, (1, 2, 3), ((0, cut), (cut, len(text) - 1), (len(text) - 1, len(text))))
+
+
+def test_memorization_items_carry_the_segmentation_flag_and_reports_count_it():
+    import pandas as pd
+    from rich.console import Console
+
+    from babelprobe.families.memorization.analysis import summarise_memorization
+    from babelprobe.families.memorization.probe import SuffixProbe
+    from babelprobe.families.memorization.report import memorization_sections, print_memorization_summary
+
+    probe = SuffixProbe([1], 2)
+    records = [probe.failed(_window(text, language), "x") for text, language in
+               [("བོད་ཡིག་ནི་", "bo"), ("The cat sat down.", "en"), ("ສະບາຍດີທຸກຄົນ", "lo"), ("Some words.", "xx")]]
+    assert [r.text_flag is not None for r in records] == [True, False, False, True]
+    items = pd.DataFrame([r.model_dump() for r in records])
+    summary = summarise_memorization(items, n_resamples=10)
+    flagged = {row.language: row.text_flagged for row in summary.by_language}
+    assert flagged == {"bo": 1, "en": 0, "lo": 0, "xx": 1}
+    console = Console(record=True, width=200)
+    print_memorization_summary(summary, console=console)
+    assert "flagged" in console.export_text()
+    sections = memorization_sections(summary, items)
+    by_language = sections[0].tables[1]
+    assert by_language.columns[-1] == "flagged"
+    shown = str(sections[1].items.rows)
+    assert "text flag: language 'bo' has no row" in shown and "no dictionary segmenter for Tibetan" in shown
+
+
+def test_a_window_whose_suffix_has_one_distinct_word_gets_no_control():
+    from babelprobe.families.memorization.probe import SuffixProbe
+
+    probe = SuffixProbe([1], 2)
+    with pytest.raises(ControlNotPossible):
+        probe.control_request(_window("ab ha ha", "en"))  # the suffix (after the first token) is 'ha ha'
+
+
+def test_the_named_policies_equal_the_families_rules():
+    from babelprobe.families.owl.metrics import normalize as owl_normalize
+    from babelprobe.text import policy
+
+    for text in ["Don  Quijote", "Ἀριστοτέλης", "Москва", "東京", "İstanbul"]:
+        assert policy("owl-direct-probe")(text, None) == owl_normalize(text)
+        assert policy("script-tokens")(text, None) == " ".join(script_tokens(text))
+    assert policy("fold")("ΓΙΆΝΝΗΣ", "el") == "γιαννησ"
+    with pytest.raises(ValueError, match="unknown text policy 'x': fold, owl-direct-probe, script-tokens"):
+        policy("x")

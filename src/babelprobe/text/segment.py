@@ -37,6 +37,7 @@ TokenKind = Literal["word", "number", "punct", "symbol"]
 DIGITS_IN_WORDS = frozenset({"Latin", "Greek", "Cyrillic", "Armenian", "Georgian"})
 
 _BOUNDARY = regex.compile(r"(?wV1)\b")
+_KANA = regex.compile(r"[\p{Script=Hiragana}\p{Script=Katakana}]")
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,13 @@ class Token:
     kind: TokenKind
 
 
+_SCRIPT_SYMBOL = regex.compile(r"[\p{S}--[\p{Script=Common}\p{Script=Inherited}]]", regex.V1)
+
+
 def _kind(text: str) -> TokenKind:
     categories = {unicodedata.category(ch)[0] for ch in text}
-    if categories & {"L", "M"}:
-        return "word"
+    if categories & {"L", "M"} or _SCRIPT_SYMBOL.search(text):
+        return "word"  # a symbol of one script is a word there (Sindhi ۾ 'in', U+06FE)
     if "N" in categories:
         return "number"
     if categories <= {"P", "Z"}:
@@ -77,24 +81,26 @@ def _class_of(ch: str) -> str | None:
     if category == "Nd":
         return "digit"
     if category[0] == "L":
-        return char_script(ch) or "other"
+        return char_script(ch)  # None for a letter of no one script (the okina ʻ, ª): it joins
     return None
 
 
-def _script_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Split one UAX #29 word where its script changes."""
-    pieces = []
-    piece_start, last = start, None
-    for at in range(start, end):
-        now = _class_of(text[at])
-        if now is None:
-            continue
-        if last is not None and now != last and not _joins(last, now):
-            pieces.append((piece_start, at))
-            piece_start = at
-        last = now
-    pieces.append((piece_start, end))
-    return pieces
+@lru_cache(maxsize=65536)
+def _pieces(segment: str) -> tuple[tuple[int, int, TokenKind, str | None], ...]:
+    """One UAX #29 word split where its script changes: (start, end, kind, unspaced script or
+    None) of each piece (cached per distinct segment: words recur)."""
+    bounds = [0]
+    if not segment.isascii():  # ASCII: Latin letters and digits join, nothing to split
+        last = None
+        for at, ch in enumerate(segment):
+            now = _class_of(ch)
+            if now is None:
+                continue
+            if last is not None and now != last and not _joins(last, now):
+                bounds.append(at)
+            last = now
+    bounds.append(len(segment))
+    return tuple((a, b, _kind(segment[a:b]), _unspaced_script(segment[a:b])) for a, b in zip(bounds, bounds[1:]))
 
 
 def _joins(one: str, other: str) -> bool:
@@ -120,6 +126,7 @@ def _tokens(text: str, language: str | None) -> tuple[Token, ...]:
     out: list[Token] = []
     run_start = run_end = -1
     run_key: tuple[str | None, str] | None = None
+    context: str | None = None
 
     def flush() -> None:
         nonlocal run_key
@@ -133,14 +140,15 @@ def _tokens(text: str, language: str | None) -> tuple[Token, ...]:
         run_key = None
 
     for span_start, span_end in _uax29_spans(text):
-        for start, end in _script_pieces(text, span_start, span_end):
-            piece = text[start:end]
-            script = _unspaced_script(piece)
+        for a, b, kind, script in _pieces(text[span_start:span_end]):
+            start, end = span_start + a, span_start + b
             if script is None:
                 flush()
-                out.append(Token(start, end, piece, _kind(piece)))
+                out.append(Token(start, end, text[start:end], kind))
                 continue
-            key = (run_language(script, text, language), script)
+            if context is None:  # Han is Japanese in a text with kana: look once, not per piece
+                context = "ア" if _KANA.search(text) else ""
+            key = (run_language(script, context, language), script)
             joined = run_key is not None and start == run_end and (
                 key[0] == run_key[0] and (key[0] is not None or key[1] == run_key[1]))
             if not joined:

@@ -17,6 +17,8 @@ import regex
 
 from babelprobe.text.scripts import _SHARED, UNSPACED_SCRIPTS, char_script, is_unspaced
 
+_KANA = regex.compile(r"[\p{Script=Hiragana}\p{Script=Katakana}]")
+
 
 def joins_without_space(text_before: str) -> bool:
     """True when the next word follows ``text_before`` with no space: it already ends in
@@ -77,12 +79,15 @@ def _runs(chunk: str, context: str, language: str | None) -> list[str]:
 def unit_spans(text: str, language: str | None = None) -> list[tuple[int, int]]:
     """(start, end) of each unit of ``text`` (see :func:`text_units`)."""
     spans = []
+    context: str | None = None  # what tells Japanese Han from Chinese: kana anywhere in the text (looked up once)
     for chunk in regex.finditer(r"\S+", text):
         if not any(map(is_unspaced, chunk.group())):
             spans.append(chunk.span())
             continue
         start = chunk.start()
-        for unit in _runs(chunk.group(), text, language):
+        if context is None:
+            context = "ア" if _KANA.search(text) else ""
+        for unit in _runs(chunk.group(), context, language):
             spans.append((start, start + len(unit)))
             start += len(unit)
     return spans
