@@ -96,6 +96,17 @@ def _cased_as_name(written: str, name: str) -> bool:
     return written[0].isupper() or written.isupper()
 
 
+_KATAKANA = regex.compile(r"[\p{Script=Katakana}\u30FC]")
+
+
+def _inside_katakana_word(text: str, start: int, end: int) -> bool:
+    """A katakana name inside a longer katakana word is another word (アン in アンナ): a katakana
+    run is one word, whatever the particles around it."""
+    before = start > 0 and _KATAKANA.match(text[start - 1]) and _KATAKANA.match(text[start])
+    after = end < len(text) and _KATAKANA.match(text[end]) and _KATAKANA.match(text[end - 1])
+    return bool(before or after)
+
+
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     """A name in a script written without spaces is found inside the text (no boundary is
     written: 林黛玉说), its parts joined by an optional name separator (アンナ・カレーニナ)."""
@@ -104,7 +115,7 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     hits = []
     for found in pattern.finditer(text):
         start, end = found.span()
-        if _stands_alone(text, start, end):
+        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end):
             hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", found.group(),
                                                          name, (start, end))))
     return hits
@@ -216,7 +227,10 @@ def mask_with_evidence(text: str, names: Iterable[str], language: str = "") -> M
     refused: list[tuple[Token, str]] = []
     for name in sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True):
         if is_unspaced(name[0]) or is_unspaced(name[-1]):
-            hits += _unspaced_hits(text, name, language)
+            parts = [p for p in regex.split(_SEPARATOR + "+", name) if p]
+            for part in ([name] + (parts if len(parts) > 1 else [])):  # アンナ・カレーニナ, and カレーニナ alone
+                hits += [_Hit(h.start, h.end, 0, 0, h.evidence, name) for h in _unspaced_hits(text, part, language)
+                         if part == name or not is_title(part, language)]
             continue
         whole = name_parts(name, language)
         for parts in _maskable_parts(name, language):
