@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 import regex
@@ -143,8 +144,6 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
     forms = [name_forms(part, language) for part in parts]
     hits, unsure = [], []
     for i in range(len(words) - len(parts) + 1):
-        if whole and _inside_another_name(text, words, i, whole, language):
-            continue
         placements = []
         for j, part_forms in enumerate(forms):
             token = words[i + j]
@@ -166,7 +165,7 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
                 placements = []
                 break
             placements.append((token, placed, before, after))
-        if not placements:
+        if not placements or (whole and _inside_another_name(text, words, i, whole, language)):
             continue
         (first, placed_first, before, _), (last, placed_last, _, after) = placements[0], placements[-1]
         start, end = first.start, last.end
@@ -211,6 +210,15 @@ def _joined(text: str, hits: list[_Hit]) -> list[_Hit]:
 
 
 def mask_with_evidence(text: str, names: Iterable[str], language: str = "") -> Masked:
+    """Every form of each name replaced by [MASK] (OWL §2.2), with the evidence of each mask
+    (_masked, whose docstring gives the rules; cached: a probe builds a prompt and its record from
+    the same passage)."""
+    return _masked(text, tuple(sorted({n.strip() for n in names if n.strip()}, key=lambda n: (-len(n), n))),
+                   language or "en")
+
+
+@lru_cache(maxsize=1024)
+def _masked(text: str, names: tuple[str, ...], language: str) -> Masked:
     """Every form of each name replaced by [MASK] (OWL §2.2), with the evidence of each mask.
 
     Forms come from the language layer (``text.names``): the name and the forms its language's
@@ -221,11 +229,10 @@ def mask_with_evidence(text: str, names: Iterable[str], language: str = "") -> M
     [MASK]는, [MASK]'s). A passage without a language is read by English rules (OWL's originals).
     Raises NameNotMaskable naming the form when a token starts with the name but the layer cannot
     place it (text.names: Unsure), as the masked passage could still show the name."""
-    language = language or "en"
     words = [t for t in tokens(text, language) if t.kind in ("word", "number")]
     hits: list[_Hit] = []
     refused: list[tuple[Token, str]] = []
-    for name in sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True):
+    for name in names:
         if is_unspaced(name[0]) or is_unspaced(name[-1]):
             parts = [p for p in regex.split(_SEPARATOR + "+", name) if p]
             for part in ([name] + (parts if len(parts) > 1 else [])):  # アンナ・カレーニナ, and カレーニナ alone

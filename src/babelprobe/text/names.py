@@ -144,9 +144,12 @@ class NameForms:
 
     def place(self, token: str) -> Placement | Unsure | None:
         """``token`` (as written) placed as a form of this name, Unsure, or None (another word)."""
-        folded = fold(token, self.language or None)
-        if not folded:
-            return None
+        return _place(self.name, self.language, token)
+
+    def _place(self, token: str) -> Placement | Unsure | None:
+        folded = _fold(token, self.language)
+        if not folded or folded[0] not in self._initials():
+            return None  # no form, prefix or stem starts with its first letter: another word
         prefix_rows = self.paradigm.of("prefix") if self.paradigm else []
         for prefix, keep_prefix in _prefix_chains(folded, prefix_rows):
             rest = folded[len(prefix):]
@@ -172,6 +175,9 @@ class NameForms:
         form = NameForm(fold(token, self.language or None)[len(prefix):], f"simplemma lemma {lemma!r}",
                         "simplemma 2.0.0 lemma dictionary (Barbaresi 2023)")
         return Placement(form, prefix, "", True, False, form.rule, form.source)
+
+    def _initials(self) -> frozenset[str]:
+        return _initials(self)
 
     def _place_rest(self, rest: str) -> tuple[NameForm, str, bool, str, str | None] | None:
         suffix_rows = self.paradigm.of("suffix") if self.paradigm else []
@@ -208,6 +214,22 @@ class NameForms:
         why = ("its paradigm (text/data/names/%s.tsv) does not build it" % self.language if self.paradigm
                else "the layer has no name paradigm for language %r" % (self.language or "unknown"))
         return Unsure(f"{token!r} starts with the name {self.name!r} but is not a form the layer can place: {why}")
+
+
+@lru_cache(maxsize=65536)
+def _fold(token: str, language: str) -> str:
+    return fold(token, language or None)
+
+
+def _initials(forms: NameForms) -> frozenset[str]:
+    """First letters a token must start with to be a form of the name (a form's or a proclitic's)."""
+    prefixes = [a for row in (forms.paradigm.of("prefix") if forms.paradigm else []) for a in row.forms if a]
+    return frozenset(f.form[0] for f in forms.forms if f.form) | frozenset(a[0] for a in prefixes)
+
+
+@lru_cache(maxsize=65536)
+def _place(name: str, language: str, token: str) -> Placement | Unsure | None:
+    return name_forms(name, language or None)._place(token)
 
 
 def _prefix_chains(folded: str, rows: list[ParadigmRow]) -> list[tuple[str, bool]]:
