@@ -15,7 +15,7 @@ import regex
 
 from babelprobe.languages import is_unspaced, join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import name_forms, name_parts
+from babelprobe.text.names import is_patronymic, name_forms, name_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -123,17 +123,16 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
 
 
 def _inside_another_name(text: str, words: list[Token], i: int, whole: list[str], language: str) -> bool:
-    """A part of a multi-word name found next to a capitalised word that is neither a title nor a
-    part of this name belongs to another name (Thúy of Thúy Kiều in Thúy Vân; Anna of Anna
-    Karenina in Anna Pavlovna): not masked."""
+    """A part of a multi-word name followed by a capitalised word that is not a title, not a part
+    of this name and not a patronymic (Arkadyevna) belongs to another name (Thúy of Thúy Kiều in
+    Thúy Vân): not masked. (The word before is not looked at: a sentence starts with a capital.)"""
+    if i + 1 >= len(words):
+        return False
+    other = words[i + 1]
     own = {fold(part, language) for part in whole}
-    for j, gap in ((i - 1, (lambda t: text[t.end:words[i].start])), (i + 1, (lambda t: text[words[i].end:t.start]))):
-        if 0 <= j < len(words):
-            other = words[j]
-            if (gap(other).strip() == "" and other.text[:1].isupper() and not is_title(other.text, language)
-                    and fold(other.text, language) not in own):
-                return True
-    return False
+    return (text[words[i].end:other.start].strip() == "" and other.text[:1].isupper()
+            and not is_title(other.text, language) and fold(other.text, language) not in own
+            and not is_patronymic(other.text, language))
 
 
 def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts: list[str],

@@ -20,6 +20,8 @@ source``), one row per declension class, affix slot or elision, each with its gr
   letters glued without it make another word, Ali/Aliye);
 - ``nosuffix``: a name ending in ``when`` takes suffixes only on its stems (Finnish Ann -> Annia,
   never Anna);
+- ``patronymic``: endings of a patronymic (Arkadyevna, Аркадьевна): a word after a part of the
+  name that ends so is the same person's, not another name;
 - ``none``: the language's names take no endings.
 
 Unsure is said, never guessed: a token that starts with the name but is not a form the paradigm
@@ -41,7 +43,7 @@ from typing import Literal
 from babelprobe.text.evidence import Unsure
 from babelprobe.text.normalize import fold
 
-Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix"]
+Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic"]
 COLUMNS = ["rule", "when", "forms", "keep", "source"]
 
 
@@ -90,7 +92,7 @@ def paradigm(language: str | None) -> Paradigm | None:
         if len(row) != len(COLUMNS):
             raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
         rule, when, forms, keep, source = row
-        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix"):
+        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic"):
             raise ValueError(f"{name}:{line}: field 'rule' is {rule!r}")
         if keep not in ("yes", "no"):
             raise ValueError(f"{name}:{line}: field 'keep' is {keep!r}, expected yes/no")
@@ -399,3 +401,10 @@ def _simplemma_languages() -> frozenset[str]:
     from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
 
     return frozenset(SUPPORTED_LANGUAGES)
+
+
+def is_patronymic(word: str, language: str | None) -> bool:
+    """``word`` ends as a patronymic of the language's table (``patronymic`` rows)."""
+    table = paradigm(language)
+    folded = _fold(word, _base(language))
+    return bool(table) and any(_ends(folded, row.when) not in (None, "*") for row in table.of("patronymic"))
