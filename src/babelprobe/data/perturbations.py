@@ -57,6 +57,8 @@ class _Hit:
 
 
 _GAP = regex.compile(r"[\s.\-\u2010\u2011\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]*")
+_HYPHENATED = regex.compile(r"[-\u2010\u2011]\p{L}")
+_HYPHENATED_BEFORE = regex.compile(r"\p{L}[-\u2010\u2011]$")
 _SEPARATOR = r"[\s\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]"  # a name separator (・ ＝ ·) or a space
 
 
@@ -168,6 +170,8 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
             continue
         (first, placed_first, before, _), (last, placed_last, _, after) = placements[0], placements[-1]
         start, end = first.start, last.end
+        if _HYPHENATED.match(text, end) or _HYPHENATED_BEFORE.search(text[:start]):
+            continue  # a part of a hyphenated name is another name (Jean in Jean-Pierre)
         keep_before = before if placed_first.keep_prefix else 0
         keep_after = after if placed_last.keep_suffix else 0
         rules = "; ".join(p.rule for _, p, _, _ in placements)
