@@ -153,3 +153,15 @@ def test_masks_and_verdicts_record_their_evidence_in_owl_items():
     # a refused mask is an error row, flagged
     row = probe.failed(_item("Alicetalossa.", ("Alice",), "fi"), "scoring failed: NameNotMaskable: cannot mask")
     assert row.error and row.text_flag
+
+
+def test_direct_probe_verdicts_record_which_gold_matched():
+    from babelprobe.families.owl.metrics import direct_probe_correct, direct_probe_verdict
+
+    answer = '"title": "Nineteen Eighty Four", "author": "George Orwell"'
+    verdict = direct_probe_verdict(answer, ["Nineteen Eighty-Four", "1984"], ["George Orwell"])
+    assert verdict.correct == direct_probe_correct(answer, ["Nineteen Eighty-Four", "1984"], ["George Orwell"])
+    title, author = verdict.evidence
+    assert title.form == "Nineteen Eighty-Four" and "similarity" in title.rule and author.form == "George Orwell"
+    wrong = direct_probe_verdict('"title": "Animal Farm", "author": "George Orwell"', ["1984"], ["George Orwell"])
+    assert not wrong.correct and wrong.evidence == ()
