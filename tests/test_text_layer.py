@@ -150,7 +150,9 @@ def test_tokens_have_spans_kinds_and_break_where_the_script_changes():
 
 
 @pytest.mark.parametrize("code, script, spaced", [("pl", "Latin", True), ("th", "Thai", False), ("iw", "Hebrew", True),
-                                                  ("zh-Hant", "Han", False), ("sr", "Cyrillic", True)])
+                                                  ("zh-Hant", "Han", False), ("sr", "Cyrillic", True),
+                                                  ("sr-Latn", "Latin", True), ("heb_Hebr", "Hebrew", True),
+                                                  ("az-Cyrl", "Cyrillic", True)])
 def test_profiles_come_from_the_table(code, script, spaced):
     found = profile(code)
     assert found is not None and found.script == script and found.spaced is spaced and found.source
@@ -230,3 +232,43 @@ def test_the_named_policies_equal_the_families_rules():
     assert policy("fold")("ΓΙΆΝΝΗΣ", "el") == "γιαννησ"
     with pytest.raises(ValueError, match="unknown text policy 'x': fold, owl-direct-probe, script-tokens"):
         policy("x")
+
+
+def _table_with(monkeypatch, name: str, edit) -> None:
+    """Serve text/data/<name> with one row changed by ``edit`` (a list of cells -> cells)."""
+    from importlib import resources
+
+    from babelprobe.text import tables
+
+    lines = resources.files("babelprobe.text").joinpath(f"data/{name}").read_text(encoding="utf-8").splitlines()
+    lines[1] = "\t".join(edit(lines[1].split("\t")))
+
+    class Served:
+        def joinpath(self, _: str) -> "Served":
+            return self
+
+        def read_text(self, encoding: str) -> str:
+            return "\n".join(lines)
+
+    monkeypatch.setattr(tables.resources, "files", lambda package: Served())
+
+
+@pytest.mark.parametrize("name, edit, message", [
+    ("languages.tsv", lambda cells: cells[:3] + ["maybe"] + cells[4:], "text/data/languages.tsv:2: field 'spaced' is 'maybe'"),
+    ("languages.tsv", lambda cells: cells[:-1] + [" "], "text/data/languages.tsv:2: field 'source' is empty"),
+    ("folding.tsv", lambda cells: cells[:2] + ["swap"] + cells[3:], "text/data/folding.tsv:2: field 'what' is 'swap'"),
+    ("folding.tsv", lambda cells: cells[:-1], "text/data/folding.tsv:2: 6 fields, expected 7"),
+])
+def test_a_bad_table_row_is_an_error_naming_file_line_and_field(monkeypatch, name, edit, message):
+    from babelprobe.text import languages, normalize
+
+    _table_with(monkeypatch, name, edit)
+    normalize.fold_rules.cache_clear()
+    languages.profiles.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            languages.profiles() if name == "languages.tsv" else normalize.fold_rules()
+    finally:
+        monkeypatch.undo()
+        normalize.fold_rules.cache_clear()
+        languages.profiles.cache_clear()

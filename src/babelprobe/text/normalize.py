@@ -23,14 +23,13 @@ authors' rule, unidecode + lower case, kept exactly for the reference labels); `
 
 from __future__ import annotations
 
-import csv
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Callable, Literal
 
 from babelprobe.text.scripts import char_script
+from babelprobe.text.tables import table_rows
 
 FoldWhat = Literal["case", "letter", "mark", "remove", "separator"]
 
@@ -45,7 +44,7 @@ class FoldRule:
     pairs: tuple[tuple[str, str], ...]  # (folded character or sequence, what it becomes; '' = removed)
     why: str
     source: str
-    line: int
+    where: str  # text/data/folding.tsv:<line>
 
 
 def _cell_text(cell: str, where: str) -> str:
@@ -62,24 +61,11 @@ def _cell_text(cell: str, where: str) -> str:
 @lru_cache(maxsize=1)
 def fold_rules() -> tuple[FoldRule, ...]:
     """The rows of text/data/folding.tsv, in file order (read once)."""
-    text = resources.files("babelprobe.text").joinpath("data/folding.tsv").read_text(encoding="utf-8")
-    rows = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = next(rows)
-    expected = ["script", "languages", "what", "from", "to", "why", "source"]
-    if header != expected:
-        raise ValueError(f"text/data/folding.tsv: header must be {expected}, got {header}")
     rules = []
-    for line, row in enumerate(rows, start=2):
-        where = f"text/data/folding.tsv:{line}"
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(expected):
-            raise ValueError(f"{where}: {len(row)} fields, expected {len(expected)}")
+    for where, row in table_rows("folding.tsv", ["script", "languages", "what", "from", "to", "why", "source"]):
         script, languages, what, sources, target, why, source = row
         if what not in ("case", "letter", "mark", "remove", "separator"):
             raise ValueError(f"{where}: field 'what' is {what!r}, expected case/letter/mark/remove/separator")
-        if not source.strip():
-            raise ValueError(f"{where}: field 'source' is empty")
         items = [_cell_text(item, where) for item in sources.split()]
         targets = [_cell_text(item, where) for item in target.split()]
         if len(targets) > 1 and len(targets) != len(items):
@@ -88,7 +74,7 @@ def fold_rules() -> tuple[FoldRule, ...]:
         if what in ("mark", "remove") and targets:
             raise ValueError(f"{where}: a {what} row removes; its 'to' must be empty")
         each = targets if len(targets) > 1 else [targets[0] if targets else ""] * len(items)
-        rules.append(FoldRule(script, frozenset(languages.split()), what, tuple(zip(items, each)), why, source, line))
+        rules.append(FoldRule(script, frozenset(languages.split()), what, tuple(zip(items, each)), why, source, where))
     return tuple(rules)
 
 

@@ -7,16 +7,18 @@
   (``東京ドーム``'s Han and Katakana are one dictionary run, see below), and digits against the
   letters of a script that does not write numbers inside words (``2001년에는`` -> ``2001 | 년에는``,
   ``ב1948`` -> ``ב | 1948``; Latin, Greek, Cyrillic, Armenian and Georgian keep ``3rd``, ``2ος``);
-- cuts each stretch of a script written without spaces (Thai, Japanese, Chinese) with that
-  language's dictionary segmenter (text/dictionary.py: pythainlp, fugashi + unidic-lite, jieba,
-  each imported only when a text of its language is cut); a script with no segmenter installed
+- cuts each stretch of a script written without spaces (Thai, Japanese, Chinese, Lao, Khmer,
+  Burmese) with that language's dictionary segmenter (text/dictionary.py: pythainlp, fugashi +
+  unidic-lite, jieba, ICU; each imported only when a text of its language is cut); a script with no segmenter installed
   is cut into grapheme clusters and a ``SegmenterMissing`` warning says so;
 - drops whitespace; every other token has a kind: ``word`` (it has a letter or mark), ``number``
   (digits, with the separators UAX #29 keeps inside numbers: ``3.14``, ``1,000``), ``punct``
   (only punctuation) or ``symbol`` (currency signs, emoji, ...).
 
-:func:`words` (the texts of word and number tokens) is what a "word" is everywhere in babelprobe:
-word counts (OWL's prefix probe), shuffles (controls), and recall tokens.
+:func:`words` (the texts of word and number tokens) is what matching compares (recall tokens,
+name forms). :func:`word_count` counts *written* words (text/units.py: whitespace words that
+hold a letter or digit, dictionary words in unspaced scripts), as a reader counts "more than N
+words": a hyphenated or apostrophised word is one there. Shuffles and splits use the same units.
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ def _unspaced_script(text: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=2048)
 def _tokens(text: str, language: str | None) -> tuple[Token, ...]:
     from babelprobe.text.dictionary import run_language, segment_run
 

@@ -144,7 +144,8 @@ class MemorizationRecord(BaseModel):
     error: str | None = None
     # the language layer could not segment the text with a dictionary (no table row for the
     # language, no segmenter for a script written without spaces): the reason, counted per
-    # language in the report; word units (RM on words, the control's shuffle) are then characters
+    # language in the report (a script without a segmenter is cut into characters for RM on words
+    # and the control's shuffle)
     text_flag: str | None = None
 
 
