@@ -1,7 +1,9 @@
 """Passage perturbations of OWL §2.1-2.2, seeded per item so that a passage is perturbed the same
 way whatever else is in the run. Units are the script's (languages.text_units): words in spaced
 scripts, characters in scripts written without spaces (Chinese, Japanese, Thai), where a
-whitespace split would leave a passage as one "word"."""
+whitespace split would leave a passage as one "word". Name masks go through the language layer
+(babelprobe.text.names: whole-token forms from per-language paradigm tables) and record their
+evidence (mask_with_evidence)."""
 
 from __future__ import annotations
 
