@@ -169,8 +169,13 @@ def demo(
 # What the demo's 270M model can and cannot show, printed after its results.
 DEMO_SCOPE = (
     "What a 270M model can show here: that every probe, statistic, control, figure and report runs end to end on "
-    "this machine, and differences between languages where the model knows something (CKA compares each true "
-    "object with counterfactuals, so compare its accuracy with chance). What it cannot show: the papers' "
+    "this machine, and differences between languages where the model knows something. Compare each number with "
+    "what chance gives: CKA about 50% (a model that cannot tell the true object from its counterfactuals wins "
+    "half the time); OWL direct probing and name cloze about 0% (a title or a name is not guessed by chance), "
+    "prefix probing's chrF++ is not 0 by chance (unrelated text of one language shares characters: read it "
+    "against its perturbed rows); ECLeKTiC about 0% (open answers), with word recall above 0 from common "
+    "words; memorization: the shuffled-suffix control beside each number is its chance level; "
+    "ρ_G has no chance level, and over 4 languages any value is possible. What it cannot show: the papers' "
     "findings. It recalls few books (OWL near 0), answers few ECLeKTiC questions (transfer rests on a handful "
     "of pairs), a 135M judge is not reliable (see its check above), and ρ_G over 4 languages with a stand-in "
     "for data volume is an illustration. Use --model with a larger model for results.")
@@ -234,8 +239,12 @@ def validate(
     probe: str = typer.Option("cka", help=f"probe family whose schema to check: {', '.join(family_names())}"),
     columns: Optional[str] = typer.Option(None, help="eclektic column mapping FIELD=COLUMN,..."),
     langs: Optional[str] = typer.Option(None, help="comma-separated language codes to keep (as `run --langs`)"),
+    shown_flags: int = typer.Option(20, "--show-flagged", help="how many flagged items to list (the count is always "
+                                                                 "printed)"),
 ) -> None:
-    """Check a dataset without running anything; exit 2 naming file, row and field on problems."""
+    """Check a dataset without running anything; exit 2 naming file, row and field on problems.
+    Items that load but will be left out of the scores (e.g. a CKA fact whose false object equals
+    its true object) are listed as flagged, with file, row and field."""
     from babelprobe.pipeline import load_items
 
     try:
@@ -253,7 +262,13 @@ def validate(
         items = load_items(family, config)
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
-    console.print(f"[green]ok[/green]: {plain(family.describe(items))}")
+    flags = family.flagged(items)
+    for flag in flags[:shown_flags]:
+        console.print(f"[yellow]flagged[/yellow]: {plain(str(flag))}", soft_wrap=True)
+    if len(flags) > shown_flags:
+        console.print(f"[yellow]flagged[/yellow]: ... and {len(flags) - shown_flags} more", soft_wrap=True)
+    counted = f"; {len(flags)} flagged {family.item_noun} will be left out of the scores" if flags else ""
+    console.print(f"[green]ok[/green]: {plain(family.describe(items))}{plain(counted)}")
 
 
 @app.command()

@@ -6,12 +6,26 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from babelprobe.analysis.bootstrap import SMALL_N, small_n
 from babelprobe.analysis.compare import PairedCell
 from babelprobe.report.terminal import plain
+
+SMALL_MARK = "*"  # beside an n below SMALL_N; the footnote under the table says what it means
 
 
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
+
+
+def n_cell(n: int | None) -> str:
+    """An n in its own column, marked when small (analysis.bootstrap.SMALL_N); '-' when unknown."""
+    if n is None:
+        return "-"
+    return f"{n}{SMALL_MARK}" if small_n(n) else str(n)
+
+
+def small_n_footnote(what: str) -> str:
+    return f"{SMALL_MARK} small n: fewer than {SMALL_N} {what}; the difference may be chance"
 
 
 def print_paired(cells: list[PairedCell], console: Console, title: str) -> None:
@@ -26,8 +40,10 @@ def print_paired(cells: list[PairedCell], console: Console, title: str) -> None:
             delta = f"{c.difference:+.1f} \\[no spread]"
         else:
             delta = f"{c.difference:+.1f} [{_number(c.low)}, {_number(c.high)}]"
-        table.add_row(plain(c.metric), plain(c.group), str(c.matched), _number(c.a), _number(c.b), delta)
+        table.add_row(plain(c.metric), plain(c.group), n_cell(c.matched), _number(c.a), _number(c.b), delta)
     console.print(table)
+    if any(small_n(c.matched) for c in cells):
+        console.print(small_n_footnote("matched items"), highlight=False)
     unmatched = [c for c in cells if c.group == "all" and (c.only_a or c.only_b)]
     for c in unmatched:
         console.print(f"{plain(c.metric)}: {c.only_a} item(s) scored in A only and {c.only_b} in B only are left out "

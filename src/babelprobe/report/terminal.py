@@ -12,6 +12,10 @@ from babelprobe.store import Manifest
 # C0 and C1 control characters but tab and newline: an ESC starts a terminal escape sequence (a title
 # change `\x1b]0;...`, a screen clear `\x1b[2J`), a carriage return overwrites a printed line.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Unicode bidi controls (UAX #9: embeddings and overrides U+202A-202E, isolates U+2066-2069, marks
+# U+200E, U+200F, U+061C): raw, U+202E reverses the rest of a printed line or figure label, so that
+# a number or a name reads backwards. They are shown as visible escapes instead.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
 def plain(value: object) -> str:
@@ -23,7 +27,13 @@ def plain(value: object) -> str:
 
 
 def strip_control(text: str) -> str:
-    return _CONTROL.sub("", text)
+    """Control characters removed, bidi controls shown as visible escapes (show_bidi)."""
+    return show_bidi(_CONTROL.sub("", text))
+
+
+def show_bidi(text: str) -> str:
+    """Each bidi control as '<U+202E>' (terminal, figure labels): seen, and unable to reorder the text."""
+    return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def titled(title: str, manifest: Manifest | None) -> Table:

@@ -30,8 +30,15 @@ def _accuracy_table(title: str, rows: list[GroupAccuracy], first: str, script: b
     return table
 
 
+def excluded_line(summary: CKASummary) -> str:
+    """How many facts were left out of the scores, per language."""
+    per_language = ", ".join(f"{plain(r.group)} {r.excluded}" for r in summary.languages if r.excluded)
+    return (f"{summary.n_excluded} facts excluded from every score ({per_language}): a false object equals "
+            "the true object, so the fact can never be known")
+
+
 def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, console: Console | None = None,
-                      relations: int = 10) -> None:
+                      relations: int = 10, excluded_shown: int = 5) -> None:
     console = console or Console()
     title = f"CKA ({summary.mode}) — fact known iff P(true) > mean P(false)"
     if manifest is not None:
@@ -46,6 +53,13 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
         )
     else:
         console.print(f"multilingual accuracy: - (no language scored: n = 0, {summary.n_errors} errors)")
+    if summary.n_excluded:
+        console.print(excluded_line(summary), highlight=False)
+        for fact in summary.excluded[:excluded_shown]:
+            console.print(f"  {plain(fact.language)}/{plain(fact.fact_id)}: {plain(fact.reason)}", highlight=False)
+        if summary.n_excluded > excluded_shown:
+            console.print(f"  ... and {summary.n_excluded - excluded_shown} more (all in summary.json, 'excluded')",
+                          highlight=False)
     if summary.script_test is not None:
         t = summary.script_test
         console.print(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}  "
@@ -79,6 +93,11 @@ def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
     paragraphs = [f"mode {summary.mode}; a fact is known iff P(true) > mean P(false) (Polyglot-or-Not §3). "
                   f"Multilingual accuracy (mean of {len(summary.languages)} languages): "
                   f"{pct(summary.multilingual_accuracy)}% ± {pct(summary.multilingual_half_width)}."]
+    tables = [languages, relations]
+    if summary.n_excluded:
+        paragraphs.append(excluded_line(summary) + ".")
+        tables.append(HtmlTable("facts excluded from the scores", ["language", "fact", "why"],
+                                [[f.language, f.fact_id, f.reason] for f in summary.excluded]))
     if summary.script_test is not None:
         t = summary.script_test
         paragraphs.append(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}; "
@@ -89,14 +108,16 @@ def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
                                     f"CKA accuracy by language ({summary.mode})", "accuracy %", 100.0)
     rows = []
     for r in items.itertuples(index=False):
-        verdict = verdict_error(r.error) or ("known" if r.known else "not known")
+        left_out = getattr(r, "excluded", None)
+        verdict = verdict_error(r.error) or ("excluded" if isinstance(left_out, str) else
+                                             "known" if r.known else "not known")
         false_lp = [float(x) for x in r.logp_false] if r.logp_false is not None else []
         scores = (f"log P(true) {r.logp_true:.2f}; log P(false) " + ", ".join(f"{x:.2f}" for x in false_lp)
                   if r.logp_true is not None else "")
         rows.append([r.language, relation_label(r.relation), text(r.stems), text(r.false), scores, r.true, verdict])
     table = ItemTable(["language", "relation", "stems", "false objects", "model scores", "gold (true object)",
                        "verdict"], rows, filters=["language", "relation", "verdict"])
-    return [Section("CKA summary", paragraphs, [languages, relations], [figure(bars)]),
+    return [Section("CKA summary", paragraphs, tables, [figure(bars)]),
             Section("items", ["every fact as scored: the stems, the candidate objects, the model's "
                               "log-probabilities and the verdict"], items=table)]
 

@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from rich.console import Console
 
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
-from babelprobe.report.figures import heatmap_figure, save_png, say_all_zero, zero_bars
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, text
+from babelprobe.report.figures import fit_layout, heatmap_figure, save_png, say_all_zero, zero_bars
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, shown_n, text
 from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
 
@@ -23,7 +23,7 @@ def _score_with_ci(s: Score | None) -> str:
     if s is None or math.isnan(s.value):
         return "-"
     ci = "\\[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
-    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}{n_note(s.n)}"
+    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}{n_note(s.margin_n)}"
 
 
 def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
@@ -100,7 +100,7 @@ def _score_with_margin(s: Score | None, name: str = "overall") -> str:
     if math.isnan(s.value):
         return f"undefined ({undefined_reason(name, s)})"
     ci = "CI degenerate" if s.ci_degenerate else f"CI {100 * s.ci_low:.1f}–{100 * s.ci_high:.1f}"
-    return f"{100 * s.value:.1f} ({ci}; notebook ± {100 * s.margin:.1f}: {margin_range(s)}){n_note(s.n)}"
+    return f"{100 * s.value:.1f} ({ci}; notebook ± {100 * s.margin:.1f}: {margin_range(s)}){n_note(s.margin_n)}"
 
 
 def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Section]:
@@ -154,7 +154,7 @@ def eclektic_profile(summary: EclekticSummary, items: pd.DataFrame) -> list[Prof
 def _metric(name: str, language: str, s: Score) -> ProfileMetric:
     margin = 0.0 if math.isnan(s.margin) else s.margin
     return ProfileMetric(name, language, 100 * s.value, 100 * max(0.0, s.value - margin),
-                         100 * min(1.0, s.value + margin), s.n)
+                         100 * min(1.0, s.value + margin), shown_n(s.margin_n))
 
 
 
@@ -181,7 +181,7 @@ def score_bars_figure(summary: EclekticSummary) -> Figure:
     ax.set_title(f"ECLeKTiC overall success and transfer ({eclektic_metric_name(summary)})", fontsize=9)
     ax.legend(fontsize=8)
     say_all_zero(ax, shown)
-    fig.tight_layout()
+    fit_layout(fig)
     return fig
 
 
@@ -201,7 +201,7 @@ def ablation_table(summary: EclekticSummary, path: Path) -> Path:
             return "-"
         if math.isnan(score.value):
             return f"undefined ({undefined_reason(name, score)})"
-        return f"{100 * score.value:.1f}±{100 * score.margin:.1f}{n_note(score.n)}"
+        return f"{100 * score.value:.1f}±{100 * score.margin:.1f}{n_note(score.margin_n)}"
 
     lines = ["| setting | judge overall | judge transfer | string overall | string transfer |",
              "|---|---|---|---|---|"]
@@ -244,5 +244,5 @@ def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
     for label, size, overall, _ in points:
         ax.annotate(label, (size, 100 * overall), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    fit_layout(fig)
     return save_png(fig, path)

@@ -87,13 +87,18 @@ def print_presence(summary: OwlSummary, console: Console) -> None:
 
 def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
     console = console or Console()
+    from babelprobe.report.compare import SMALL_MARK, n_cell, small_n_footnote
+
     table = Table(title="B - A (percentage points; chrF++ points for prefix probing)")
-    for col in ("task / perturbation", "language", "A", "B", "delta"):
+    for col in ("task / perturbation", "language", "n A", "A", "n B", "B", "delta"):
         table.add_column(col, justify="left" if col in ("task / perturbation", "language") else "right")
     for d in deltas:
         k = 1.0 if d.task == "prefix" else 100.0
-        table.add_row(f"{d.task} / {d.perturbation}", plain(d.group), f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
+        table.add_row(f"{d.task} / {d.perturbation}", plain(d.group), n_cell(d.n_a), f"{k * d.a:.1f}", n_cell(d.n_b),
+                      f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
     console.print(table)
+    if any(SMALL_MARK in n_cell(n) for d in deltas for n in (d.n_a, d.n_b)):
+        console.print(small_n_footnote("items"), highlight=False)
 
 
 

@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.families.similarity.signals import read_memorization, read_similarity, read_tokens, tokens_label
+from babelprobe.families.similarity.signals import (STANDIN_LABEL, read_memorization, read_similarity, read_tokens,
+                                                    tokens_label)
 from babelprobe.data.validation import DatasetError
 from babelprobe.report.terminal import plain
 
@@ -131,13 +132,19 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
                 console.print(f"{name} {stat} undefined: {plain(reason)}", soft_wrap=True)
 
 
-def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[str, float]) -> None:
-    """The node signals as used (tokens as given, before any log)."""
+def _labelled(result: GraphCorrelation, tokens: Path) -> GraphCorrelation:
+    """The result with what its tokens column is (a stand-in is flagged in graph.json and sweep.json)."""
+    label = tokens_label(tokens)
+    return result.model_copy(update={"tokens_label": label, "tokens_stand_in": label == STANDIN_LABEL})
+
+
+def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[str, float], label: str) -> None:
+    """The node signals as used (tokens as given, before any log), each row saying what tokens are."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["language", "tokens", *memorization.values])
+        writer.writerow(["language", "tokens", *memorization.values, "tokens_source"])
         for lang in languages:
-            writer.writerow([lang, tokens[lang], *(v[lang] for v in memorization.values.values())])
+            writer.writerow([lang, tokens[lang], *(v[lang] for v in memorization.values.values()), label])
 
 
 @graph_app.command("correlate")
@@ -164,9 +171,10 @@ def correlate_command(
         result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
         _fail(str(exc))
+    result = _labelled(result, tokens)
     out.mkdir(parents=True, exist_ok=True)
     (out / "graph.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    _write_nodes(out / "nodes.csv", nodes.languages, mem, tok)
+    _write_nodes(out / "nodes.csv", nodes.languages, mem, tok, result.tokens_label)
     if figures:
         from babelprobe.families.similarity.graph_figures import draw_graphs
 
@@ -206,6 +214,7 @@ def sweep_command(
         results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
         _fail(str(exc))
+    results = [_labelled(r, tokens) for r in results]
     out.mkdir(parents=True, exist_ok=True)
     rows = sweep_rows(results)
     with (out / "sweep.csv").open("w", newline="", encoding="utf-8") as handle:
