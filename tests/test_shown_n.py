@@ -34,8 +34,9 @@ def _items(judged: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# value [ci] ± margin, n = N   (terminal)     value±margin, n = N   (Markdown)
-SHOWN = re.compile(r"(\d+\.\d) (?:\[[^\]]*\]|\(CI [^;]*; notebook) ± (\d+\.\d)(?:: [^)]*\))?, n = (\d+(?:\.\d)?)")
+# terminal row: │ score │ % │ CI │ ± │ n │;  HTML: value (CI ...; notebook ± margin: range), n = N
+TERMINAL = re.compile(r"│\s+(\d+\.\d) │[^│]+│\s+(\d+\.\d) │\s+(\d+(?:\.\d)?)\*? │")
+SHOWN = re.compile(r"(\d+\.\d) \(CI [^;]*; notebook ± (\d+\.\d): [^)]*\), n = (\d+(?:\.\d)?)")
 SHOWN_MD = re.compile(r"(\d+\.\d)±(\d+\.\d), n = (\d+(?:\.\d)?)")
 
 
@@ -54,7 +55,7 @@ def test_each_displayed_margin_follows_from_its_displayed_n(tmp_path: Path, judg
     console = Console(record=True, width=250)
     print_eclektic_summary(summary, None, console)
     terminal = console.export_text()
-    ns = _check(SHOWN.findall(terminal))
+    ns = _check(TERMINAL.findall(terminal))
     assert len(ns) >= 4
     if judged:
         assert 8.0 in ns  # the judge's transfer: q0's 8 pairs, not the 24 considered

@@ -120,20 +120,32 @@ def compare(
         fail(str(exc))
 
 
-@app.command()
-def demo(
-    out: Path = typer.Option(Path("runs/demo"), help="folder for the demo's run directories"),
-    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
-    device: str = typer.Option("auto"),
-) -> None:
-    """The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC, memorization, language similarity, graph.
+def flowing(text: str) -> str:
+    """Help text whose paragraphs are single lines: typer keeps a paragraph's source line breaks,
+    which a terminal of another width shows as ragged lines."""
+    import inspect
+
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+DEMO_HELP = flowing("""The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC, memorization, language
+    similarity, graph.
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
     hint, judged by the bundled instruct model; memorization (EM, RM, PM, controls) on 28 texts in
     12 languages; language similarity at every layer on 20 parallel
     Polyglot-or-Not stems in 20 languages, then ρ_G and a θ sweep against the memorization run
-    with speaker population as a labelled stand-in for data volume."""
+    with speaker population as a labelled stand-in for data volume.""")
+
+
+@app.command(help=DEMO_HELP)
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), help="folder for the demo's run directories"),
+    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
+    device: str = typer.Option("auto"),
+) -> None:
+    """The demo suite (DEMO_HELP)."""
     from babelprobe.report.html import write_demo_reports
 
     code, stages = 0, []
@@ -233,7 +245,10 @@ def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (an
         unwritable(html, exc)
 
 
-@app.command()
+@app.command(help=flowing("""Check a dataset without running anything; exit 2 naming file, row and field on problems.
+
+    Items that load but will be left out of the scores (e.g. a CKA fact whose false object equals
+    its true object) are listed as flagged, with file, row and field."""))
 def validate(
     file: Path = typer.Argument(..., help="dataset file or <lang>.parquet directory"),
     probe: str = typer.Option("cka", help=f"probe family whose schema to check: {', '.join(family_names())}"),
@@ -242,9 +257,7 @@ def validate(
     shown_flags: int = typer.Option(20, "--show-flagged", help="how many flagged items to list (the count is always "
                                                                  "printed)"),
 ) -> None:
-    """Check a dataset without running anything; exit 2 naming file, row and field on problems.
-    Items that load but will be left out of the scores (e.g. a CKA fact whose false object equals
-    its true object) are listed as flagged, with file, row and field."""
+    """Check a dataset without running anything (help: above)."""
     from babelprobe.pipeline import load_items
 
     try:

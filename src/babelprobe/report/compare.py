@@ -6,26 +6,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.analysis.bootstrap import SMALL_N, small_n
+from babelprobe.analysis.bootstrap import small_n
 from babelprobe.analysis.compare import PairedCell
-from babelprobe.report.terminal import plain
-
-SMALL_MARK = "*"  # beside an n below SMALL_N; the footnote under the table says what it means
+from babelprobe.report.terminal import SMALL_MARK, n_cell, plain, small_n_footnote  # noqa: F401 (owl uses them)
 
 
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-def n_cell(n: int | None) -> str:
-    """An n in its own column, marked when small (analysis.bootstrap.SMALL_N); '-' when unknown."""
-    if n is None:
-        return "-"
-    return f"{n}{SMALL_MARK}" if small_n(n) else str(n)
-
-
-def small_n_footnote(what: str) -> str:
-    return f"{SMALL_MARK} small n: fewer than {SMALL_N} {what}; the difference may be chance"
 
 
 def print_paired(cells: list[PairedCell], console: Console, title: str) -> None:

@@ -36,6 +36,31 @@ def show_bidi(text: str) -> str:
     return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
+SMALL_MARK = "*"  # beside an n below SMALL_N; the footnote under the table says what it means
+
+
+def n_cell(n: float | None) -> str:
+    """An n in its own column, marked when small (analysis.bootstrap.SMALL_N); '-' when unknown. An
+    effective n (a weighted score's) is shown to one decimal where it is not whole."""
+    from babelprobe.analysis.bootstrap import small_n
+
+    if n is None:
+        return "-"
+    shown = str(int(n)) if float(n).is_integer() else f"{n:.1f}"
+    return f"{shown}{SMALL_MARK}" if small_n(n) else shown
+
+
+def small_n_footnote(what: str) -> str:
+    from babelprobe.analysis.bootstrap import SMALL_N
+
+    return f"{SMALL_MARK} small n: fewer than {SMALL_N} {what}; read the value as an illustration"
+
+
+def number_column(table: Table, name: str) -> None:
+    """A right-aligned column whose cells never wrap or get cut: the text columns give way instead."""
+    table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+
+
 def titled(title: str, manifest: Manifest | None) -> Table:
     """A table titled with the run's model."""
     return Table(title=title + (f" — {plain(manifest.model.spec)}" if manifest is not None else ""))

@@ -11,23 +11,31 @@ from babelprobe.families.cka.analysis import CKASummary, GroupAccuracy
 from babelprobe.families.cka.relations import relation_label
 from babelprobe.report import figures as figs
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text, verdict_error
-from babelprobe.report.terminal import percent as _pct, plain
+from babelprobe.report.terminal import n_cell, number_column, percent as _pct, plain, small_n_footnote
 from babelprobe.store import Manifest
 
 def _accuracy_table(title: str, rows: list[GroupAccuracy], first: str, script: bool) -> Table:
+    """Designed for 80 columns: n in its own column (small n marked, footnote below), numbers never
+    wrap or get cut; the name columns give way."""
     table = Table(title=title)
-    table.add_column(first)
+    table.add_column(first, overflow="fold")
     if script:
-        table.add_column("script")
+        table.add_column("script", overflow="fold")
     for name in ("n", "errors", "accuracy %", "95% CI", "+/-"):
-        table.add_column(name, justify="right")
+        number_column(table, name)
     for r in rows:
         cells = [plain(r.group)] + ([plain(r.script or "")] if script else [])
         ci = f"{_pct(r.ci_low)}-{_pct(r.ci_high)}" if r.n else "-"
-        cells += [f"{r.n} (small n)" if small_n(r.n) else str(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
+        cells += [n_cell(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
                   _pct(r.half_width) if r.n else "-"]
         table.add_row(*cells)
     return table
+
+
+def _print_table(console: Console, table: Table, rows: list[GroupAccuracy]) -> None:
+    console.print(table)
+    if any(small_n(r.n) for r in rows):
+        console.print(small_n_footnote("scored facts"), highlight=False)
 
 
 def excluded_line(summary: CKASummary) -> str:
@@ -43,7 +51,7 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     title = f"CKA ({summary.mode}) — fact known iff P(true) > mean P(false)"
     if manifest is not None:
         title += f" — {plain(manifest.model.spec)}"
-    console.print(_accuracy_table(title, summary.languages, "language", script=True))
+    _print_table(console, _accuracy_table(title, summary.languages, "language", script=True), summary.languages)
     scored = sum(1 for lang in summary.languages if lang.n)  # languages whose every fact errored are not in the mean
     if scored:
         console.print(
@@ -67,7 +75,8 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     if summary.relations and relations:
         top = sorted(summary.relations, key=lambda r: -r.n)[:relations]
         top = [r.model_copy(update={"group": relation_label(r.group)}) for r in top]
-        console.print(_accuracy_table(f"accuracy by relation (top {len(top)} by count)", top, "relation", script=False))
+        _print_table(console, _accuracy_table(f"accuracy by relation (top {len(top)} by count)", top, "relation",
+                                              script=False), top)
     if manifest is not None:
         r = manifest.requests
         console.print(

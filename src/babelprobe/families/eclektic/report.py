@@ -14,48 +14,61 @@ from rich.console import Console
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
 from babelprobe.report.figures import fit_layout, heatmap_figure, save_png, say_all_zero, zero_bars
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, shown_n, text
-from babelprobe.report.terminal import plain, titled as _titled
+from babelprobe.analysis.bootstrap import small_n
+from babelprobe.report.terminal import n_cell, number_column, plain, small_n_footnote, titled as _titled
 from babelprobe.store import Manifest
 
-def _score_with_ci(s: Score | None) -> str:
-    """Value [bootstrap-over-questions CI] ± notebook margin; '-' where undefined (no judge, or no
-    source answer right so transfer has no denominator); a CI with no spread is marked."""
+def _score_cells(s: Score | None) -> list[str]:
+    """value %, 95% CI (bootstrap over questions), the notebook's ± margin, and the n that margin
+    rests on (small n marked): one column each, so that no number wraps at 80 columns."""
     if s is None or math.isnan(s.value):
-        return "-"
-    ci = "\\[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
-    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}{n_note(s.margin_n)}"
+        return ["-", "-", "-", n_cell(s.margin_n) if s is not None else "-"]
+    ci = "degenerate" if s.ci_degenerate else f"{100 * s.ci_low:.1f}-{100 * s.ci_high:.1f}"
+    return [f"{100 * s.value:.1f}", ci, f"{100 * s.margin:.1f}", n_cell(s.margin_n)]
 
 
 def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
                            console: Console | None = None) -> None:
-    """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
+    """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns), one table
+    per setting, a score per row (designed for 80 columns)."""
     console = console or Console()
-    table = _titled("ECLeKTiC overall success and transfer score "
-                    "(%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
-    table.add_column("setting", no_wrap=True)
-    for col in ("judge: overall", "transfer", "string: overall", "transfer"):
-        table.add_column(col, justify="right")
+    small = False
     for s in summary.settings:
-        table.add_row(plain(s.setting), _score_with_ci(s.judge.overall if s.judge else None), _score_with_ci(s.judge.transfer if s.judge else None),
-                      _score_with_ci(s.string.overall), _score_with_ci(s.string.transfer))
-    console.print(table)
-    for s in summary.settings:
-        metric = "judge" if s.judge else "string metric"
-        parts = [f"{plain(label)}-script ({metric}): overall {_score_with_ci(t.overall)}, transfer {_score_with_ci(t.transfer)} "
-                 f"({t.overall.n} pairs)" for label, t in s.same_script.items()]
-        console.print(f"{plain(s.setting)}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
-                      f"{_score_with_ci(s.string_compat.overall)}, transfer {_score_with_ci(s.string_compat.transfer)}; "
-                      + "; ".join(parts), soft_wrap=True)
+        table = _titled(f"ECLeKTiC {plain(s.setting)}: {s.string.overall.n} pairs, {s.errors} errors "
+                        "(%, 95% CI bootstrap over questions, ± notebook margin)", manifest)
+        table.add_column("score", overflow="fold")
+        for name in ("%", "95% CI", "±", "n"):
+            number_column(table, name)
+        metric = "judge" if s.judge else "string"
+        rows = [("judge overall", s.judge.overall if s.judge else None),
+                ("judge transfer", s.judge.transfer if s.judge else None),
+                ("string overall", s.string.overall), ("string transfer", s.string.transfer),
+                ("notebook (compat) overall", s.string_compat.overall),
+                ("notebook (compat) transfer", s.string_compat.transfer)]
+        rows += [(f"{label}-script {name} ({metric})", getattr(t, name))
+                 for label, t in s.same_script.items() for name in ("overall", "transfer")]
+        for name, score in rows:
+            table.add_row(name, *_score_cells(score))
+            small = small or (score is not None and not math.isnan(score.value) and small_n(score.margin_n))
+        console.print(table)
+    if small:
+        console.print(small_n_footnote("pairs behind the margin (transfer: the effective n of the pairs whose "
+                                       "source answer was right)"), highlight=False)
     if summary.judges:
-        console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)", soft_wrap=True)
+        console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)")
+    else:
+        console.print(NO_JUDGE, highlight=False)
     for line in judge_check_lines(summary):
-        console.print(plain(line), soft_wrap=True, highlight=False)
+        console.print(plain(line), highlight=False)
     if summary.judge_check is not None:
         for warning in summary.judge_check.warnings:
-            console.print(f"[bold yellow]warning:[/bold yellow] {plain(warning)}", soft_wrap=True, highlight=False)
+            console.print(f"[bold yellow]warning:[/bold yellow] {plain(warning)}", highlight=False)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
 
+
+NO_JUDGE = ("judge: - (no judge ran: the judge columns are empty; pass --judge MODEL, e.g. --judge "
+            "bundled:smollm2-135m-instruct, for the paper's LLM-judge metric)")
 
 
 def judge_check_lines(summary: EclekticSummary) -> list[str]:
