@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -68,3 +69,34 @@ def titled(title: str, manifest: Manifest | None) -> Table:
 
 def percent(x: float) -> str:
     return f"{100 * x:.1f}"
+
+
+def print_split(console: Console, title: str, keys: list[str], values: list[str], rows: list[list[str]],
+                key_justify: str = "left") -> None:
+    """A wide table printed as several tables that each fit the console: every table repeats the
+    ``keys`` columns and takes as many ``values`` columns (never wrapped, never cut) as fit. At 80
+    columns a table of eight metrics becomes two or three; at 200 it stays one."""
+    def width(i: int, header: str) -> int:
+        return max([len(header)] + [len(r[i]) for r in rows]) + 3  # padding and the border
+
+    key_width = sum(width(i, h) for i, h in enumerate(keys)) + 1
+    budget = max(console.width - key_width, 12)
+    groups: list[list[int]] = [[]]
+    used = 0
+    for j, header in enumerate(values):
+        w = width(len(keys) + j, header)
+        if groups[-1] and used + w > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(j)
+        used += w
+    for k, group in enumerate(groups, start=1):
+        part = f" ({k}/{len(groups)})" if len(groups) > 1 else ""
+        table = Table(title=title + part)
+        for header in keys:
+            table.add_column(header, overflow="fold", justify=key_justify)  # type: ignore[arg-type]
+        for j in group:
+            number_column(table, values[j])
+        for r in rows:
+            table.add_row(*r[:len(keys)], *(r[len(keys) + j] for j in group))
+        console.print(table)
