@@ -284,6 +284,9 @@ def validate(
     console.print(f"[green]ok[/green]: {plain(family.describe(items))}{plain(counted)}")
 
 
+MODELS_TABLE_WIDTH = 160  # the backends table needs this many columns; below, one block per backend
+
+
 @app.command()
 def models() -> None:
     """List the bundled offline models: size, languages, licence, and whether installed."""
@@ -293,19 +296,16 @@ def models() -> None:
         console.print(f"[bold]bundled:{m.name}[/bold]{default}", soft_wrap=True)
         for key, value in (("model", m.description), ("languages", m.languages), ("size", f"{m.size_mb} MB"),
                            ("weights", m.quantization), ("licence", m.licence), ("installed", present)):
-            console.print(f"  {key:<10} {value}", soft_wrap=True, highlight=False)
+            console.print(f"  {key:<10} {value}", highlight=False)
     from babelprobe.models.registry import KIND_ORDER, all_backends
 
     # every column from the registry: a new kind or engine (an entry point too) shows up here
-    table = Table(title="backends (request kinds each answers)")
-    for col in ("spec", "engine", *KIND_ORDER, "installed"):
-        table.add_column(col, min_width=47 if col == "spec" else None)  # a spec stays on one line at 200 columns
-    settings = []
+    rows, settings = [], []
     for info in all_backends():
         marks = ["no" if k not in info.kinds else "yes" if k not in info.conditional_kinds
                  else "if it hears" if k == "audio_generate" else "if the server can" for k in KIND_ORDER]
         installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
-        table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
+        rows.append((info.spec_help, info.engine, marks, installed))
         try:
             fields = info.options_model().model_fields
         except ImportError:  # options defined in a module whose engine's dependencies are missing
@@ -313,11 +313,25 @@ def models() -> None:
         if fields:
             settings.append(f"  {info.engine}: " + ", ".join(
                 f"{name} ({field.default})" if field.default is not None else name for name, field in fields.items()))
-    console.print(table)
+    if console.width >= MODELS_TABLE_WIDTH:
+        table = Table(title="backends (request kinds each answers)")
+        for col in ("spec", "engine", *KIND_ORDER, "installed"):
+            table.add_column(col, min_width=47 if col == "spec" else None)  # a spec stays on one line at 200 columns
+        for spec, engine, marks, installed in rows:
+            table.add_row(escape(spec), engine, *marks, escape(installed))
+        console.print(table)
+    else:  # a narrow terminal: one block per backend, nothing cropped
+        console.print("[bold]backends[/bold] (request kinds each answers)")
+        for spec, engine, marks, installed in rows:
+            answers = ", ".join(k if mark == "yes" else f"{k} ({mark})" for k, mark in zip(KIND_ORDER, marks)
+                                if mark != "no")
+            console.print(f"[bold]{escape(spec)}[/bold]", highlight=False)
+            for key, value in (("engine", engine), ("answers", answers or "none"), ("installed", installed)):
+                console.print(f"  {key:<10} {escape(value)}", highlight=False)
     if settings:
         console.print("--model-arg KEY=VALUE settings (default):", highlight=False)
         for line in settings:
-            console.print(escape(line), soft_wrap=True, highlight=False)
+            console.print(escape(line), highlight=False)
 
 
 datasets_app = typer.Typer(help="The datasets shipped with babelprobe (bare `datasets`, `datasets list`) and the "

@@ -15,7 +15,7 @@ from rich.table import Table
 from babelprobe.families.similarity.signals import (STANDIN_LABEL, read_memorization, read_similarity, read_tokens,
                                                     tokens_label)
 from babelprobe.data.validation import DatasetError
-from babelprobe.report.terminal import plain
+from babelprobe.report.terminal import plain, print_split
 
 if TYPE_CHECKING:  # analysis.graph imports scipy.stats (~0.8 s): only the graph commands load it
     from babelprobe.families.similarity.graph import GraphCorrelation, GraphNodes
@@ -227,19 +227,17 @@ def sweep_command(
 
         sweep_figure(results, out / "sweep.png", f"ρ_G (intra) and cross-topology r vs {tokens_label(tokens)} "
                      f"({tokens_scale})", tokens_label(tokens))
-    table = Table(title=f"θ sweep ({tokens_label(tokens)}, {tokens_scale})")
     names = list(results[0].metrics)
-    for column in ("θ", "n", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
-        table.add_column(column)
 
     def cell(v: float | None, degenerate: bool = False) -> str:
         return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
 
-    for r in results:
-        table.add_row(f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
-                      *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
-                        for n in names))
-    console.print(table)
+    # a column per metric side by side is wider than 80 columns: print_split folds them
+    rows = [[f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
+             *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
+               for n in names)] for r in results]
+    print_split(console, f"θ sweep ({tokens_label(tokens)}, {tokens_scale})", ["θ", "n", "#subgraph", "#single"],
+                [f"{n} intra/cross" for n in names], rows)
     _warn_small(results[0])  # the languages are the same at every θ
     if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
         console.print("* 2 subgraphs: cross r is ±1 by construction")
