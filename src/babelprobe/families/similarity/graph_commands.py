@@ -108,7 +108,7 @@ def _warn_small(result: GraphCorrelation) -> None:
 
     if result.small_n:
         console.print(f"[yellow]small n:[/yellow] r and ρ_G rest on {result.n_languages} languages (fewer than "
-                      f"{SMALL_N_LANGUAGES}); read them as illustrations, not findings", soft_wrap=True)
+                      f"{SMALL_N_LANGUAGES}); read them as illustrations, not findings")
 
 
 def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
@@ -116,7 +116,7 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
                   f"{result.n_edges} edges, {result.n_subgraphs} subgraphs, {result.n_single_points} single points")
     _warn_small(result)
     if nodes.dropped:
-        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in nodes.dropped.items()), soft_wrap=True)
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in nodes.dropped.items()))
     table = Table()
     for column in ("metric", "Pearson r", "ρ_G (intra)", "cross r"):
         table.add_column(column)
@@ -129,7 +129,7 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
         for stat in ("pearson_r", "rho_g", "cross_r"):
             reason = getattr(m, f"{stat}_undefined_reason")
             if reason:
-                console.print(f"{name} {stat} undefined: {plain(reason)}", soft_wrap=True)
+                console.print(f"{name} {stat} undefined: {plain(reason)}")
 
 
 def _labelled(result: GraphCorrelation, tokens: Path) -> GraphCorrelation:
@@ -209,7 +209,7 @@ def sweep_command(
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     dropped = _check_missing(sim, mem, tok, allow_missing)
     if dropped:
-        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped.items()), soft_wrap=True)
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped.items()))
     try:
         results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
