@@ -40,6 +40,9 @@ def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | 
         outcome = run(config, backends=backends, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(interrupted_line(config), soft_wrap=True, highlight=False)
+        raise typer.Exit(130) from None
     family.print_summary(outcome.summary, outcome.manifest, console)
     console.print(f"results: {plain(outcome.out)}")
     if outcome.manifest.errors and not config.allow_errors:
@@ -47,6 +50,21 @@ def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | 
                   "column 'error'); pass --allow-errors to exit 0 anyway")
         return 1
     return 0
+
+
+def interrupted_line(config: RunOptions) -> str:
+    """What a Ctrl-C leaves, and how to go on, in one line."""
+    from babelprobe import store
+
+    parts = sorted((config.out / store.PARTS).glob("*.parquet")) if (config.out / store.PARTS).is_dir() else []
+    saved = []
+    if config.cache is not None:
+        saved.append(f"every finished batch is in the response cache {plain(config.cache)}")
+    if parts:
+        saved.append(f"{len(parts)} finished part(s) in {plain(config.out / store.PARTS)}")
+    if not saved:
+        return "interrupted: nothing was saved (--no-cache); run the same command again to start over"
+    return f"interrupted: {' and '.join(saved)}; run the same command again to resume (nothing is computed twice)"
 
 
 def _config(cls: type[RunOptions], **fields: Any) -> RunOptions:
