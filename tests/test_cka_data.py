@@ -117,7 +117,11 @@ def test_a_file_name_is_a_language_only_when_asked_for(tmp_path, name):
     with pytest.raises(DatasetError, match=rf"row 1, field 'language': missing: add a 'language' column, or pass "
                                            rf"--langs {name} if the file name '{name}' is the facts' language"):
         load_cka_facts(path)
-    assert [f.language for f in load_cka_facts(path, [name])] == [name]
+    facts = load_cka_facts(path, [name])
+    assert [f.language for f in facts] == [name]
+    from babelprobe.families.cka.family import family
+
+    assert f"(language {name} taken from the file name, as --langs asked)" in family.describe(facts)
 
 
 def test_language_codes_are_canonical_before_grouping(tmp_path):

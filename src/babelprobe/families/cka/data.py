@@ -43,6 +43,7 @@ class CKAFact(BaseModel):
     source: str = ""  # file and row, for error messages and provenance
     # why the fact is loaded but not scored (a false object equal to the true one), or ""
     excluded: str = ""
+    language_from_file_name: bool = False  # no language column: the file's name, as --langs asked
 
     @property
     def objects(self) -> tuple[str, ...]:
@@ -188,6 +189,8 @@ def load_cka_facts(
             problems += found
             if fact is None:
                 continue
+            if not row.get("language") and file_lang:
+                fact = fact.model_copy(update={"language_from_file_name": True})
             key = f"{language}/{fact.fact_id}"
             if key in seen:
                 problems.append(Problem(str(file), number, "dataset_id",

@@ -27,7 +27,9 @@ class CKAFamily(Family[CKAConfig]):
 
     def describe(self, items: list[CKAFact]) -> str:
         langs = sorted({f.language for f in items})
-        return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}"
+        named = sorted({f.language for f in items if f.language_from_file_name})
+        said = f" (language {', '.join(named)} taken from the file name, as --langs asked)" if named else ""
+        return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}{said}"
 
     def flagged(self, items: list[CKAFact]) -> list[Problem]:
         flags = []
