@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from babelprobe.store import Manifest
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # C0 and C1 control characters but tab and newline: an ESC starts a terminal escape sequence (a title
 # change `\x1b]0;...`, a screen clear `\x1b[2J`), a carriage return overwrites a printed line.
@@ -71,8 +74,7 @@ def percent(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def print_split(console: Console, title: str, keys: list[str], values: list[str], rows: list[list[str]],
-                key_justify: str = "left") -> None:
+def print_split(console: Console, title: str, keys: list[str], values: list[str], rows: list[list[str]]) -> None:
     """A wide table printed as several tables that each fit the console: every table repeats the
     ``keys`` columns and takes as many ``values`` columns (never wrapped, never cut) as fit. At 80
     columns a table of eight metrics becomes two or three; at 200 it stays one."""
@@ -94,7 +96,7 @@ def print_split(console: Console, title: str, keys: list[str], values: list[str]
         part = f" ({k}/{len(groups)})" if len(groups) > 1 else ""
         table = Table(title=title + part)
         for header in keys:
-            table.add_column(header, overflow="fold", justify=key_justify)  # type: ignore[arg-type]
+            table.add_column(header, overflow="fold")
         for j in group:
             number_column(table, values[j])
         for r in rows:

@@ -11,10 +11,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from rich.console import Console
 
+from babelprobe.analysis.bootstrap import small_n
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
 from babelprobe.report.figures import fit_layout, heatmap_figure, save_png, say_all_zero, zero_bars
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, shown_n, text
-from babelprobe.analysis.bootstrap import small_n
 from babelprobe.report.terminal import n_cell, number_column, plain, small_n_footnote, titled as _titled
 from babelprobe.store import Manifest
 

@@ -9,13 +9,12 @@ from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.analysis.bootstrap import Cell
+from babelprobe.analysis.bootstrap import Cell, small_n
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
 
 GROUP_NAMES = ("original", "official", "unseen")
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, pct, text
-from babelprobe.analysis.bootstrap import small_n
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, pct, text
 from babelprobe.report.terminal import n_cell, number_column, plain, small_n_footnote, titled as _titled
 from babelprobe.store import Manifest
 
