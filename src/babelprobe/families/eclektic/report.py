@@ -34,8 +34,8 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
     console = console or Console()
     small = False
     for s in summary.settings:
-        table = _titled(f"ECLeKTiC {plain(s.setting)}: {s.string.overall.n} pairs, {s.errors} errors "
-                        "(%, 95% CI bootstrap over questions, ± notebook margin)", manifest)
+        table = _titled(f"ECLeKTiC overall success and transfer, {plain(s.setting)}: {s.string.overall.n} pairs, "
+                        f"{s.errors} errors (%, 95% CI bootstrap over questions, ± notebook margin)", manifest)
         table.add_column("score", overflow="fold")
         for name in ("%", "95% CI", "±", "n"):
             number_column(table, name)
