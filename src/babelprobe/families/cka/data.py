@@ -189,7 +189,7 @@ def load_cka_facts(
             problems += found
             if fact is None:
                 continue
-            if not row.get("language") and file_lang:
+            if not row.get("language") and file_lang and Path(path).is_file():  # a folder's layout names them all
                 fact = fact.model_copy(update={"language_from_file_name": True})
             key = f"{language}/{fact.fact_id}"
             if key in seen:
