@@ -79,3 +79,35 @@ def test_the_demo_says_what_chance_is_for_each_probe():
                           ("prefix probing's chrF++", "not 0 by chance"), ("ECLeKTiC", "about 0%"),
                           ("memorization", "control"), ("ρ_G", "no chance level")):
         assert probe in DEMO_SCOPE and chance in DEMO_SCOPE.split(probe, 1)[1][:120], probe
+
+
+def test_compare_tables_show_n_flag_small_n_and_say_what_was_left_out():
+    """compare: small n marked with a footnote, OWL's deltas with each side's n, the CKA title naming
+    both modes, and a judge metric present on one side only said, not dropped silently."""
+    from babelprobe.families.cka.analysis import CKASummary
+    from babelprobe.families.eclektic.family import family as eclektic
+    from babelprobe.families.cka.family import family as cka
+    from babelprobe.families.owl.analysis import compare_owl
+    from babelprobe.families.owl.report import print_deltas
+
+    judged = _items(True)
+    console = Console(record=True, width=120)
+    eclektic.compare_runs(None, None, judged, _items(False), console)
+    shown = " ".join(console.export_text().split())
+    assert "judge overall: not compared, only run A was judged" in shown
+    assert "* small n: fewer than 30 matched items" in shown
+
+    facts = pd.DataFrame({"fact_id": ["f1", "f2"], "language": ["en", "en"], "known": [True, False], "error": [None, None]})
+    console = Console(record=True, width=120)
+    modes = [CKASummary(mode=m, n_items=2, n_errors=0, languages=[], multilingual_accuracy=0.5,
+                        multilingual_half_width=0.1, script_test=None, relations=[]) for m in ("first-token", "full")]
+    cka.compare_runs(*modes, facts, facts, console)
+    assert "A: first-token mode, B: full mode" in " ".join(console.export_text().split())
+
+    from test_terminal_width import _owl
+
+    summary = _owl()[1]
+    console = Console(record=True, width=120)
+    print_deltas(compare_owl(summary, summary), console)
+    text = console.export_text()
+    assert re.search(r"│ en\s*│\s*12\* │\s*100\.0 │", text) and "n A" in text and "* small n" in text, text
