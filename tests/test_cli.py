@@ -18,7 +18,7 @@ def test_validate_reports_file_row_field(tmp_path):
     bad = tmp_path / "en.jsonl"
     bad.write_text('{"dataset_id": "a", "stem": "X is", "true": "Y", "false": "Z"}\n'
                    '{"dataset_id": "b", "stem": "X <br> Y", "true": "Y", "false": "Z <br> W"}\n')
-    result = cli.invoke(app, ["validate", str(bad), "--probe", "cka"])
+    result = cli.invoke(app, ["validate", str(bad), "--probe", "cka", "--langs", "en"])
     assert result.exit_code == 2
     assert f"{bad}, row 2, field 'stem'" in result.output.replace("\n", "")
 
@@ -32,7 +32,7 @@ def test_invalid_data_writes_nothing(tmp_path):
     bad = tmp_path / "en.jsonl"
     bad.write_text('{"dataset_id": "a", "stem": "X is", "true": "", "false": "Z"}\n')
     out = tmp_path / "run"
-    result = cli.invoke(app, ["run", "cka", "--data", str(bad), "--out", str(out), "--no-cache"])
+    result = cli.invoke(app, ["run", "cka", "--data", str(bad), "--langs", "en", "--out", str(out), "--no-cache"])
     assert result.exit_code == 2 and "row 1, field 'true'" in result.output
     assert not out.exists()
 

@@ -168,7 +168,7 @@ def test_eclektic_degenerate_ci_is_shown():
                         for i in range(3) for lang in ("en", "de")])
     console = _terminal()
     print_eclektic_summary(summarise_eclektic(ecl, resamples=100), None, console)
-    assert "[degenerate]" in _printed(console)
+    assert "degenerate" in _printed(console)
 
 
 def test_fail_prints_dataset_text_literally(capsys):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -204,7 +205,8 @@ def test_terminal_tables_show_n_and_flag_small_n():
         console = _terminal()
         print_summary(summary, None, console)
         printed = console.file.getvalue()
-        assert "1 (small n)" in printed, print_summary.__name__
+        # n in its own column with a mark, the mark explained under the table (issue 30: 80 columns)
+        assert re.search(r"\b1\*", printed) and "* small n: fewer than 30" in printed, print_summary.__name__
 
 
 def test_html_tables_show_n_and_flag_small_n():

@@ -66,8 +66,8 @@ def test_correlate_writes_the_contract(inputs, tmp_path):
     assert "NaN" not in raw and "Infinity" not in raw
     data = json.loads(raw)
     assert set(data) == {"theta", "tokens_scale", "n_languages", "small_n", "n_edges", "n_subgraphs",
-                         "n_single_points", "metrics", "dropped"}
-    assert data["dropped"] == {}
+                         "n_single_points", "metrics", "dropped", "tokens_label", "tokens_stand_in"}
+    assert data["dropped"] == {} and data["tokens_stand_in"] is False
     assert set(data["metrics"]) == {"EM", "PM"}
     for metric in data["metrics"].values():
         assert set(metric) == {"pearson_r", "pearson_r_undefined_reason", "rho_g", "rho_g_undefined_reason",
@@ -300,3 +300,24 @@ def test_graph_records_n_and_flags_a_small_sample(inputs, tmp_path):
     assert [(r["n_languages"], r["small_n"]) for r in rows] == [("5", "True"), ("5", "True")]
     assert [r["n_languages"] for r in json.loads((tmp_path / "sweep" / "sweep.json").read_text())] == [5, 5]
     assert "small n" in result.output and "┃ n ┃" in result.output
+
+
+def test_a_stand_in_for_data_volume_is_flagged_in_every_file(inputs, tmp_path):
+    """graph.json, sweep.json, sweep.csv and nodes.csv say that the demo's speaker population is
+    no training-data volume (issue 30), as the figures and the terminal do."""
+    from babelprobe.families.similarity.signals import STANDIN_LABEL, STANDIN_TOKENS_CSV
+
+    sim, mem, tokens = inputs
+    standin = tmp_path / STANDIN_TOKENS_CSV
+    standin.write_text(Path(tokens).read_text())
+    out = tmp_path / "out"
+    assert invoke("correlate", "--similarity", sim, "--memorization", mem, "--tokens", standin, "--theta", 0.41,
+                  "--out", out, "--no-figures").exit_code == 0
+    graph = json.loads((out / "graph.json").read_text())
+    assert graph["tokens_stand_in"] is True and graph["tokens_label"] == STANDIN_LABEL
+    nodes = list(csv.DictReader((out / "nodes.csv").open(encoding="utf-8")))
+    assert {row["tokens_source"] for row in nodes} == {STANDIN_LABEL}
+    assert invoke("sweep", "--similarity", sim, "--memorization", mem, "--tokens", standin, "--thetas", "0.3,0.6",
+                  "--out", out, "--no-figures").exit_code == 0
+    assert all(r["tokens_stand_in"] is True for r in json.loads((out / "sweep.json").read_text()))
+    assert {r["tokens_stand_in"] for r in csv.DictReader((out / "sweep.csv").open())} == {"True"}

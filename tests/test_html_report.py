@@ -297,3 +297,21 @@ def test_report_format_exports_summary_tables(runs, tmp_path, family):
     result = CliRunner().invoke(app, ["report", str(runs[family]), "--format", "xlsx"])
     assert result.exit_code == 2 and "csv, latex, md" in result.output
     assert not (runs[family] / "tables").exists()  # nothing written for a bad format
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_every_familys_tables_tex_compiles_with_poisoned_text(runs, tmp_path, family):
+    """Every family's `report --format latex` of a run whose text fields carry markup, compiled by a
+    real TeX engine where one is installed (issue 30), and checked structurally always."""
+    from test_exports import TEX, compile_tex, structurally_valid
+
+    run_dir = poisoned(runs[family], tmp_path / family)
+    result = CliRunner().invoke(app, ["report", str(run_dir), "--format", "latex", "--out", str(tmp_path / "tex")])
+    assert result.exit_code == 0, result.output
+    tables_tex = tmp_path / "tex" / "tables.tex"
+    assert structurally_valid(tables_tex.read_text(encoding="utf-8")) == []
+    if TEX is None:
+        pytest.skip("no lualatex/xelatex: checked structurally only")
+    done = compile_tex(tables_tex)
+    assert done.returncode == 0, done.stdout[-3000:]

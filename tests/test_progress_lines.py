@@ -41,7 +41,7 @@ def test_lines_every_tenth_and_every_interval():
         clock.now += 31
         slow.advance(1)
     assert len(stream.getvalue().splitlines()) == 4
-    assert "3/10000 requests (0%), 0.0/s, ETA 86h" in stream.getvalue()
+    assert "3/10000 requests (0%), 1.9/min, ETA 86h" in stream.getvalue()
 
 
 def test_runner_writes_lines_to_a_stream_that_is_no_terminal(gemma):
@@ -62,3 +62,37 @@ def test_a_run_names_its_stages_in_the_log(gemma, tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(r"^\[answer 1/1\] \d+ requests to compute$", err, re.M), err
     assert re.search(r"^\[answer 1/1\] done: ", err, re.M), err
+
+
+def test_a_line_at_least_every_interval_while_a_batch_is_still_running():
+    """Issue 30: "30 requests to compute", then nothing for 2 min 9 s: lines were written only when
+    a batch finished. The timer's tick writes one when none was written for the interval, with what
+    is done, the time so far, the rate and the ETA; and never more often."""
+    stream, clock = io.StringIO(), Clock()
+    lines = LineProgress("answer 1/2", 30, stream, every_seconds=30, clock=clock)
+    clock.now += 10
+    lines.tick()  # too soon: nothing
+    assert len(stream.getvalue().splitlines()) == 1
+    clock.now += 25  # 35 s into the first batch
+    lines.tick()
+    assert stream.getvalue().splitlines()[-1] == ("[answer 1/2] 0/30 requests (0%), still computing, 35s elapsed, "
+                                                  "0.0/s, ETA unknown until a batch finishes")
+    lines.tick()  # the same moment: no second line
+    clock.now += 95  # the first batch (8 requests) ends at 130 s
+    lines.advance(8)
+    clock.now += 31
+    lines.tick()
+    assert stream.getvalue().splitlines()[-1] == ("[answer 1/2] 8/30 requests (27%), still computing, 2m41s elapsed, "
+                                                  "3.0/min, ETA 7m23s")
+    assert len(stream.getvalue().splitlines()) == 4
+
+
+def test_the_timer_thread_starts_and_stops_with_the_stage():
+    stream = io.StringIO()
+    lines = LineProgress("answer 1/1", 4, stream)
+    lines.start_timer()
+    assert lines._timer is not None and lines._timer.is_alive()
+    lines.advance(4)
+    lines.close()
+    assert not lines._timer.is_alive()
+    assert stream.getvalue().splitlines()[-1].startswith("[answer 1/1] done: 4/4 requests in ")

@@ -55,3 +55,33 @@ def test_bos_per_tokenizer(gemma, smollm2):
     # ...but an empty context is conditioned on a special token rather than on nothing
     empty = smollm2.boundary.split("", "Paris")
     assert len(empty.context_ids) == 1 and empty.continuation_ids
+
+
+def test_an_overlong_text_is_refused_without_tokenizing_it_in_full():
+    """Issue 30: a 30 MB single-line stem was tokenized in full (300 s, 5.6 GB) before the length
+    check. The work is bounded by characters: only a prefix of max_tokens x 16 characters is read."""
+    from tiny_models import WORDS, tiny_tokenizer
+
+    from babelprobe.models.tokenization import PREFIX_CHARS_PER_TOKEN, BoundaryTokenizer
+
+    seen: list[int] = []
+
+    class Recording(BoundaryTokenizer):
+        def encode(self, text, add_special):
+            seen.append(len(text))
+            return super().encode(text, add_special)
+
+        def encode_with_ends(self, text):
+            seen.append(len(text))
+            return super().encode_with_ends(text)
+
+    rule = Recording(tiny_tokenizer())
+    rule.max_tokens = 32
+    stem = " ".join(WORDS[i % len(WORDS)] for i in range(300_000))  # ~2 MB on one line
+    with pytest.raises(ValueError, match="exceeds the model's maximum length 32 tokens .* the rest was not tokenized"):
+        rule.split(stem, " " + WORDS[0])
+    with pytest.raises(ValueError, match="the rest was not tokenized"):
+        rule.encode_text(stem)
+    assert seen and max(seen) <= 32 * PREFIX_CHARS_PER_TOKEN < len(stem) // 1000
+    short = " ".join(WORDS[:5])
+    assert rule.split(short, " " + WORDS[6]).continuation_ids  # a text that fits is split as before

@@ -40,6 +40,9 @@ def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | 
         outcome = run(config, backends=backends, progress=True)
     except (DatasetError, FileExistsError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(interrupted_line(config), soft_wrap=True, highlight=False)
+        raise typer.Exit(130) from None
     family.print_summary(outcome.summary, outcome.manifest, console)
     console.print(f"results: {plain(outcome.out)}")
     if outcome.manifest.errors and not config.allow_errors:
@@ -47,6 +50,21 @@ def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | 
                   "column 'error'); pass --allow-errors to exit 0 anyway")
         return 1
     return 0
+
+
+def interrupted_line(config: RunOptions) -> str:
+    """What a Ctrl-C leaves, and how to go on, in one line."""
+    from babelprobe import store
+
+    parts = sorted((config.out / store.PARTS).glob("*.parquet")) if (config.out / store.PARTS).is_dir() else []
+    saved = []
+    if config.cache is not None:
+        saved.append(f"every finished batch is in the response cache {plain(config.cache)}")
+    if parts:
+        saved.append(f"{len(parts)} finished part(s) in {plain(config.out / store.PARTS)}")
+    if not saved:
+        return "interrupted: nothing was saved (--no-cache); run the same command again to start over"
+    return f"interrupted: {' and '.join(saved)}; run the same command again to resume (nothing is computed twice)"
 
 
 def _config(cls: type[RunOptions], **fields: Any) -> RunOptions:
@@ -120,20 +138,32 @@ def compare(
         fail(str(exc))
 
 
-@app.command()
-def demo(
-    out: Path = typer.Option(Path("runs/demo"), help="folder for the demo's run directories"),
-    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
-    device: str = typer.Option("auto"),
-) -> None:
-    """The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC, memorization, language similarity, graph.
+def flowing(text: str) -> str:
+    """Help text whose paragraphs are single lines: typer keeps a paragraph's source line breaks,
+    which a terminal of another width shows as ragged lines."""
+    import inspect
+
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+DEMO_HELP = flowing("""The demo suite on the bundled models, offline: CKA, OWL, ECLeKTiC, memorization, language
+    similarity, graph.
 
     CKA (first-token and full) on 300 facts in 6 languages; OWL's three tasks with their
     perturbations on 12 public-domain passages; ECLeKTiC closed-book and source-language-name
     hint, judged by the bundled instruct model; memorization (EM, RM, PM, controls) on 28 texts in
     12 languages; language similarity at every layer on 20 parallel
     Polyglot-or-Not stems in 20 languages, then ρ_G and a θ sweep against the memorization run
-    with speaker population as a labelled stand-in for data volume."""
+    with speaker population as a labelled stand-in for data volume.""")
+
+
+@app.command(help=DEMO_HELP)
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), help="folder for the demo's run directories"),
+    model: str = typer.Option(DEFAULT_MODEL, help="model spec"),
+    device: str = typer.Option("auto"),
+) -> None:
+    """The demo suite (DEMO_HELP)."""
     from babelprobe.report.html import write_demo_reports
 
     code, stages = 0, []
@@ -169,8 +199,13 @@ def demo(
 # What the demo's 270M model can and cannot show, printed after its results.
 DEMO_SCOPE = (
     "What a 270M model can show here: that every probe, statistic, control, figure and report runs end to end on "
-    "this machine, and differences between languages where the model knows something (CKA compares each true "
-    "object with counterfactuals, so compare its accuracy with chance). What it cannot show: the papers' "
+    "this machine, and differences between languages where the model knows something. Compare each number with "
+    "what chance gives: CKA about 50% (a model that cannot tell the true object from its counterfactuals wins "
+    "half the time); OWL direct probing and name cloze about 0% (a title or a name is not guessed by chance), "
+    "prefix probing's chrF++ is not 0 by chance (unrelated text of one language shares characters: read it "
+    "against its perturbed rows); ECLeKTiC about 0% (open answers), with word recall above 0 from common "
+    "words; memorization: the shuffled-suffix control beside each number is its chance level; "
+    "ρ_G has no chance level, and over 4 languages any value is possible. What it cannot show: the papers' "
     "findings. It recalls few books (OWL near 0), answers few ECLeKTiC questions (transfer rests on a handful "
     "of pairs), a 135M judge is not reliable (see its check above), and ρ_G over 4 languages with a stand-in "
     "for data volume is an illustration. Use --model with a larger model for results.")
@@ -228,14 +263,19 @@ def profile(run_dirs: list[Path] = typer.Argument(..., help="run directories (an
         unwritable(html, exc)
 
 
-@app.command()
+@app.command(help=flowing("""Check a dataset without running anything; exit 2 naming file, row and field on problems.
+
+    Items that load but will be left out of the scores (e.g. a CKA fact whose false object equals
+    its true object) are listed as flagged, with file, row and field."""))
 def validate(
     file: Path = typer.Argument(..., help="dataset file or <lang>.parquet directory"),
     probe: str = typer.Option("cka", help=f"probe family whose schema to check: {', '.join(family_names())}"),
     columns: Optional[str] = typer.Option(None, help="eclektic column mapping FIELD=COLUMN,..."),
     langs: Optional[str] = typer.Option(None, help="comma-separated language codes to keep (as `run --langs`)"),
+    shown_flags: int = typer.Option(20, "--show-flagged", help="how many flagged items to list (the count is always "
+                                                                 "printed)"),
 ) -> None:
-    """Check a dataset without running anything; exit 2 naming file, row and field on problems."""
+    """Check a dataset without running anything (help: above)."""
     from babelprobe.pipeline import load_items
 
     try:
@@ -253,7 +293,16 @@ def validate(
         items = load_items(family, config)
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
-    console.print(f"[green]ok[/green]: {plain(family.describe(items))}")
+    flags = family.flagged(items)
+    for flag in flags[:shown_flags]:
+        console.print(f"[yellow]flagged[/yellow]: {plain(str(flag))}", soft_wrap=True)
+    if len(flags) > shown_flags:
+        console.print(f"[yellow]flagged[/yellow]: ... and {len(flags) - shown_flags} more", soft_wrap=True)
+    counted = f"; {len(flags)} flagged {family.item_noun} will be left out of the scores" if flags else ""
+    console.print(f"[green]ok[/green]: {plain(family.describe(items))}{plain(counted)}")
+
+
+MODELS_TABLE_WIDTH = 160  # the backends table needs this many columns; below, one block per backend
 
 
 @app.command()
@@ -265,19 +314,16 @@ def models() -> None:
         console.print(f"[bold]bundled:{m.name}[/bold]{default}", soft_wrap=True)
         for key, value in (("model", m.description), ("languages", m.languages), ("size", f"{m.size_mb} MB"),
                            ("weights", m.quantization), ("licence", m.licence), ("installed", present)):
-            console.print(f"  {key:<10} {value}", soft_wrap=True, highlight=False)
+            console.print(f"  {key:<10} {value}", highlight=False)
     from babelprobe.models.registry import KIND_ORDER, all_backends
 
     # every column from the registry: a new kind or engine (an entry point too) shows up here
-    table = Table(title="backends (request kinds each answers)")
-    for col in ("spec", "engine", *KIND_ORDER, "installed"):
-        table.add_column(col, min_width=47 if col == "spec" else None)  # a spec stays on one line at 200 columns
-    settings = []
+    rows, settings = [], []
     for info in all_backends():
         marks = ["no" if k not in info.kinds else "yes" if k not in info.conditional_kinds
                  else "if it hears" if k == "audio_generate" else "if the server can" for k in KIND_ORDER]
         installed = "yes" if info.installed() else f'no: pip install "babelprobe[{info.extra}]"'
-        table.add_row(escape(info.spec_help), info.engine, *marks, escape(installed))
+        rows.append((info.spec_help, info.engine, marks, installed))
         try:
             fields = info.options_model().model_fields
         except ImportError:  # options defined in a module whose engine's dependencies are missing
@@ -285,11 +331,25 @@ def models() -> None:
         if fields:
             settings.append(f"  {info.engine}: " + ", ".join(
                 f"{name} ({field.default})" if field.default is not None else name for name, field in fields.items()))
-    console.print(table)
+    if console.width >= MODELS_TABLE_WIDTH:
+        table = Table(title="backends (request kinds each answers)")
+        for col in ("spec", "engine", *KIND_ORDER, "installed"):
+            table.add_column(col, min_width=47 if col == "spec" else None)  # a spec stays on one line at 200 columns
+        for spec, engine, marks, installed in rows:
+            table.add_row(escape(spec), engine, *marks, escape(installed))
+        console.print(table)
+    else:  # a narrow terminal: one block per backend, nothing cropped
+        console.print("[bold]backends[/bold] (request kinds each answers)")
+        for spec, engine, marks, installed in rows:
+            answers = ", ".join(k if mark == "yes" else f"{k} ({mark})" for k, mark in zip(KIND_ORDER, marks)
+                                if mark != "no")
+            console.print(f"[bold]{escape(spec)}[/bold]", highlight=False)
+            for key, value in (("engine", engine), ("answers", answers or "none"), ("installed", installed)):
+                console.print(f"  {key:<10} {escape(value)}", highlight=False)
     if settings:
         console.print("--model-arg KEY=VALUE settings (default):", highlight=False)
         for line in settings:
-            console.print(escape(line), soft_wrap=True, highlight=False)
+            console.print(escape(line), highlight=False)
 
 
 datasets_app = typer.Typer(help="The datasets shipped with babelprobe (bare `datasets`, `datasets list`) and the "

@@ -68,7 +68,7 @@ class RunOptions(BaseModel):
     # the backend's own settings, validated against its options model (models/registry.py)
     model_args: dict[str, str | int | float | bool] = option(
         help="backend setting KEY=VALUE (repeat), e.g. --model-arg concurrency=16; `babelprobe models` lists "
-             "each backend's", flag="--model-arg", style="repeat", default_factory=dict)
+             "each backend's settings with their defaults", flag="--model-arg", style="repeat", default_factory=dict)
     # aliases of openai: model args (models/openai_backend.py: OpenAIOptions holds the defaults);
     # only the key's variable name is stored, never the key
     base_url: str | None = option(None, "OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)")

@@ -11,13 +11,14 @@ identical to an uninterrupted run.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Iterable, Protocol, Sequence, TextIO, TypeVar
 
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from babelprobe.executors import Executor, LocalExecutor, Results
 from babelprobe.models.base import Backend, Request, RequestFailure, Response, request_key
@@ -96,7 +97,10 @@ def _duration(seconds: float) -> str:
 
 class LineProgress:
     """Progress as plain lines for a stream that is not a terminal: '[answer 1/2] 120/1000
-    requests (12%), 35.2/s, ETA 25s', then a last line with the stage's time."""
+    requests (12%), 35.2/s, ETA 25s', then a last line with the stage's time. A line is written
+    after each tenth of the requests, and at least every ``every_seconds`` even while one batch is
+    still running (``start_timer``: a timer thread calls ``tick``), so that a log never falls
+    silent for minutes (the README's promise: a line at least every 30 s)."""
 
     def __init__(self, label: str, total: int, stream: TextIO, every_seconds: float = PROGRESS_LINE_SECONDS,
                  every_fraction: float = PROGRESS_LINE_FRACTION, clock: Callable[[], float] = time.monotonic):
@@ -105,26 +109,60 @@ class LineProgress:
         self.done = 0
         self.start = self.last_time = clock()
         self.next_count = self.step
+        self._lock = threading.Lock()  # the timer thread and the run's thread write lines
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
         self._write(f"{total} requests to compute")
 
     def _write(self, text: str) -> None:
         self.stream.write(f"[{self.label}] {text}\n")
         self.stream.flush()
 
+    def _rate_and_eta(self, now: float) -> tuple[str, str]:
+        rate = self.done / max(now - self.start, 1e-9)
+        # below one request a second, per minute: a slow judge's 0.05/s is not "0.0/s"
+        shown = f"{rate:.1f}/s" if rate >= 1 or rate == 0 else f"{60 * rate:.1f}/min"
+        return shown, _duration((self.total - self.done) / rate) if rate > 0 else "unknown until a batch finishes"
+
     def advance(self, count: int) -> None:
-        self.done += count
-        now = self.clock()
-        if self.done >= self.total or (self.done < self.next_count and now - self.last_time < self.every_seconds):
-            return
-        elapsed = max(now - self.start, 1e-9)
-        rate = self.done / elapsed
-        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-        self._write(f"{self.done}/{self.total} requests ({100 * self.done / self.total:.0f}%), {rate:.1f}/s, "
-                    f"ETA {_duration(eta)}")
-        self.last_time = now
-        self.next_count = (self.done // self.step + 1) * self.step
+        with self._lock:
+            self.done += count
+            now = self.clock()
+            if self.done >= self.total or (self.done < self.next_count and now - self.last_time < self.every_seconds):
+                return
+            rate, eta = self._rate_and_eta(now)
+            self._write(f"{self.done}/{self.total} requests ({100 * self.done / self.total:.0f}%), {rate}, "
+                        f"ETA {eta}")
+            self.last_time = now
+            self.next_count = (self.done // self.step + 1) * self.step
+
+    def tick(self) -> None:
+        """A line if none was written for ``every_seconds`` (a batch still running): what is done,
+        the time so far, the rate and the ETA."""
+        with self._lock:
+            now = self.clock()
+            if now - self.last_time < self.every_seconds or self.done >= self.total:
+                return
+            rate, eta = self._rate_and_eta(now)
+            self._write(f"{self.done}/{self.total} requests ({100 * self.done / self.total:.0f}%), still computing, "
+                        f"{_duration(now - self.start)} elapsed, {rate}, ETA {eta}")
+            self.last_time = now
+
+    def start_timer(self) -> None:
+        def beat() -> None:
+            while not self._stop.wait(min(self.every_seconds, 5.0)):
+                self.tick()
+
+        self._timer = threading.Thread(target=beat, name=f"progress {self.label}", daemon=True)
+        self._timer.start()
+
+    def stop_timer(self) -> None:
+        self._stop.set()
+        if self._timer is not None:
+            self._timer.join()
 
     def close(self) -> None:
+        self.stop_timer()
         elapsed = self.clock() - self.start
         self._write(f"done: {self.done}/{self.total} requests in {_duration(elapsed)} "
                     f"({self.done / max(elapsed, 1e-9):.1f}/s)")
@@ -190,18 +228,25 @@ class Runner:
         pending = [b for b in pending if b]
         total = sum(len(b) for b in pending)
         lines = self._line_progress(total)
-        with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), disable=not self.progress or not total or lines is not None,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(escape(self.label), total=total)
-            for batch, results in self.executor.run(pending):
-                self._record(batch, results, outcomes)
-                self.stats.batches += 1
-                bar.advance(task, len(batch))
-                if lines is not None:
-                    lines.advance(len(batch))
+        if lines is not None:
+            lines.start_timer()
+        try:
+            # on a terminal the bar's elapsed-time column moves while a batch runs (rich redraws it)
+            with Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("ETA"), TimeRemainingColumn(), disable=not self.progress or not total or lines is not None,
+                transient=True,
+            ) as bar:
+                task = bar.add_task(escape(self.label), total=total)
+                for batch, results in self.executor.run(pending):
+                    self._record(batch, results, outcomes)
+                    self.stats.batches += 1
+                    bar.advance(task, len(batch))
+                    if lines is not None:
+                        lines.advance(len(batch))
+        finally:  # an interrupted run leaves no timer thread writing lines
+            if lines is not None:
+                lines.stop_timer()
         if lines is not None:
             lines.close()
         self.stats.seconds += time.perf_counter() - start

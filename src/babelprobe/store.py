@@ -4,7 +4,9 @@ a run directory without one is an unfinished run."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -113,11 +115,18 @@ def new_manifest(**fields: Any) -> Manifest:
 
 
 def prepare_run_dir(out: Path, overwrite: bool) -> None:
-    """Refuse to clobber a finished run unless asked; an unfinished one is simply replaced."""
+    """Refuse to clobber a finished run unless asked; an unfinished one is simply replaced. A new
+    folder is not made here but by the first result written (``write_items``, ``write_part``):
+    a run stopped before any result (Ctrl-C, a model that does not load) leaves no empty folder.
+    An --out that could not be made is refused now (OSError), before a model loads."""
     if (out / MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds a finished run; pass --overwrite or choose another --out")
     finished = (out / MANIFEST).exists()
-    out.mkdir(parents=True, exist_ok=True)
+    if not out.exists():
+        parent = next(p for p in out.parents if p.exists())  # the root always exists
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise OSError(errno.EACCES, f"{parent} is not a writable directory")
+        return
     for name in (ITEMS, SUMMARY, MANIFEST):
         (out / name).unlink(missing_ok=True)
     if finished and (out / PARTS).is_dir():  # --overwrite of a finished run: its parts go too (an
@@ -160,6 +169,7 @@ def write_items(out: Path, records: Sequence[BaseModel]) -> Path:
     table = pa.Table.from_pylist(rows) if rows else pa.table({})
     if rows:
         table = _typed_nulls(table, type(records[0]))
+    out.mkdir(parents=True, exist_ok=True)  # the run folder appears with its first result
     path = out / ITEMS
     pq.write_table(table, path)
     return path

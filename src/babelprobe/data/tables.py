@@ -52,6 +52,11 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         try:
             reader = csv.DictReader(io.StringIO(text, newline=""))
             header = reader.fieldnames or []
+            if len(header) == 1 and "\t" in header[0]:
+                # a .tsv renamed .csv, or an export with tabs: every field would be missing
+                raise DatasetError([Problem(str(path), None, None, "the header is one column holding tabs: this "
+                                            "looks like a tab-separated file; save it as comma-separated CSV "
+                                            "UTF-8, or as JSONL")])
             if len(header) == 1 and ";" in header[0]:
                 # Excel in many locales saves "CSV" separated by semicolons: every field would be missing
                 raise DatasetError([Problem(str(path), None, None, "the header is one column holding ';': this looks "

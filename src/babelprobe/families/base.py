@@ -126,6 +126,11 @@ class Family(Generic[Config]):
         """One line for ``babelprobe validate``: what was found."""
         raise NotImplementedError
 
+    def flagged(self, items: list[Any]) -> list[Problem]:
+        """Items that load but are left out of the scores (``babelprobe validate`` lists them, each
+        with file, row and field); none by default."""
+        return []
+
     def request_kinds(self, config: Config) -> frozenset[str]:
         """The request kinds ``plans`` will send (checked before any request)."""
         raise NotImplementedError

@@ -121,6 +121,7 @@ class TransformersBackend:
         self.device = next(model.parameters()).device
         configured = getattr(model.config, "max_position_embeddings", None) or 2048
         self.max_length = max_length or configured
+        self.boundary.max_tokens = self.max_length  # an overlong text is refused before it is tokenized in full
         self.pad_id = tokenizer.pad_token_id
         if self.pad_id is None:
             self.pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0

@@ -25,6 +25,15 @@ from functools import cached_property
 from transformers import PreTrainedTokenizerBase
 
 
+# A text longer than (the model's maximum length x this) characters is first tokenized by a prefix
+# of that many characters only; a prefix already over the limit refuses the text without
+# tokenizing the rest (issue 30: a 30 MB single-line stem took 300 s and 5.6 GB to be refused).
+PREFIX_CHARS_PER_TOKEN = 16
+# tokens a prefix may gain or lose at its cut (a merge across it): a prefix must exceed the limit
+# by more than this before the whole text is refused
+CUT_SLACK = 8
+
+
 @dataclass(frozen=True)
 class Split:
     context_ids: tuple[int, ...]
@@ -37,8 +46,22 @@ class BoundaryRule:
     (``BoundaryTokenizer``) and llama.cpp's (models/llamacpp_backend.py) share it, so both split
     every string at the same token."""
 
+    max_tokens: int | None = None  # the model's maximum length, set by its backend (None: no bound)
+
     def encode(self, text: str, add_special: bool) -> list[int]:
         raise NotImplementedError
+
+    def refuse_if_too_long(self, text: str) -> None:
+        """Bound the work by characters before tokenizing: a text far beyond ``max_tokens`` is
+        refused after tokenizing a prefix of ``max_tokens x PREFIX_CHARS_PER_TOKEN`` characters."""
+        if self.max_tokens is None or len(text) <= self.max_tokens * PREFIX_CHARS_PER_TOKEN:
+            return
+        head = text[: self.max_tokens * PREFIX_CHARS_PER_TOKEN]
+        tokens = len(self.encode(head, add_special=False))
+        if tokens > self.max_tokens + CUT_SLACK:
+            raise ValueError(f"input of {len(text)} characters exceeds the model's maximum length {self.max_tokens} "
+                             f"tokens (its first {len(head)} characters are already {tokens} tokens; the rest was "
+                             "not tokenized)")
 
     def encode_with_ends(self, text: str) -> tuple[list[int], list[int]]:
         """Token ids of ``text`` (no special tokens added) and each token's character end."""
@@ -69,11 +92,13 @@ class BoundaryRule:
 
     def encode_text(self, text: str) -> tuple[int, ...]:
         """Token ids of a whole text with the tokenizer's leading special tokens."""
+        self.refuse_if_too_long(text)
         return self.with_prefix(tuple(self.encode(text, add_special=False)))
 
     def split(self, context: str, continuation: str) -> Split:
         if not continuation:
             raise ValueError("empty continuation: nothing to score")
+        self.refuse_if_too_long(context + continuation)
         ids, ends = self.encode_with_ends(context + continuation)
         boundary = len(context)
         start = next((i for i, end in enumerate(ends) if end > boundary), len(ids))

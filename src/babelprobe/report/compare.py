@@ -6,8 +6,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from babelprobe.analysis.bootstrap import small_n
 from babelprobe.analysis.compare import PairedCell
-from babelprobe.report.terminal import plain
+from babelprobe.report.terminal import SMALL_MARK, n_cell, plain, small_n_footnote  # noqa: F401 (owl uses them)
 
 
 def _number(value: float | None) -> str:
@@ -26,8 +27,10 @@ def print_paired(cells: list[PairedCell], console: Console, title: str) -> None:
             delta = f"{c.difference:+.1f} \\[no spread]"
         else:
             delta = f"{c.difference:+.1f} [{_number(c.low)}, {_number(c.high)}]"
-        table.add_row(plain(c.metric), plain(c.group), str(c.matched), _number(c.a), _number(c.b), delta)
+        table.add_row(plain(c.metric), plain(c.group), n_cell(c.matched), _number(c.a), _number(c.b), delta)
     console.print(table)
+    if any(small_n(c.matched) for c in cells):
+        console.print(small_n_footnote("matched items"), highlight=False)
     unmatched = [c for c in cells if c.group == "all" and (c.only_a or c.only_b)]
     for c in unmatched:
         console.print(f"{plain(c.metric)}: {c.only_a} item(s) scored in A only and {c.only_b} in B only are left out "

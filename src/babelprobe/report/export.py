@@ -4,13 +4,19 @@ report, ``Family.html_sections``) as files for a paper or a spreadsheet, from th
 - csv: one UTF-8 file per table, ``tables/NN_<title>.csv`` (pandas ``to_csv``);
 - md: one ``tables.md``, each table under its title as a pipe table;
 - latex: one ``tables.tex``, each table a ``table`` environment with its title as caption
-  (pandas ``to_latex``, which needs jinja2, a dependency of the HTML reports; special characters
-  escaped).
+  (pandas ``to_latex``, which needs jinja2, a dependency of the HTML reports). Every text, the
+  captions included, is escaped here (``latex_text``: pandas escapes cells but not captions, and a
+  caption's ``95%`` began a comment that swallowed its closing brace); control characters (a
+  dataset's NUL bytes) are dropped and bidi controls written as visible ``<U+202E>``
+  (``terminal.strip_control``, as on the terminal). Compiles with lualatex or xelatex
+  (any script) and, for Latin text, pdflatex.
 
-Cells are the report's text (value, 95% interval, n and the small-n flag), as every page shows them."""
+Cells are the report's text (value, 95% interval, n and the small-n flag), as every page shows them.
+Markdown cells have their HTML escaped (``&lt;script&gt;``), so that no viewer runs or styles it."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -18,6 +24,7 @@ import pandas as pd
 
 from babelprobe import store
 from babelprobe.report.sections import Table
+from babelprobe.report.terminal import strip_control
 from babelprobe.runs import read_run
 
 FORMATS = ("csv", "latex", "md")
@@ -39,8 +46,21 @@ def _frame(table: Table) -> pd.DataFrame:
     return pd.DataFrame(table.rows, columns=pd.Index(table.columns, dtype=object))
 
 
+# LaTeX's special characters (The LaTeX Companion, 2nd ed., §7.1), as text-mode commands
+_LATEX_SPECIAL = {"\\": "\\textbackslash{}", "{": "\\{", "}": "\\}", "%": "\\%", "$": "\\$", "#": "\\#",
+                  "&": "\\&", "_": "\\_", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}",
+                  "<": "\\textless{}", ">": "\\textgreater{}"}
+_LATEX_SPECIALS = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
+
+
+def latex_text(text: str) -> str:
+    """Any text as LaTeX that typesets it literally (a cell, a caption)."""
+    return _LATEX_SPECIALS.sub(lambda m: _LATEX_SPECIAL[m.group()], strip_control(str(text)).replace("\n", " "))
+
+
 def _markdown_cell(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    escaped = html.escape(strip_control(str(text)), quote=False)  # raw <script>/<style> are shown, not run
+    return escaped.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def markdown(tables: list[Table]) -> str:
@@ -57,11 +77,12 @@ def markdown(tables: list[Table]) -> str:
 
 
 def latex(tables: list[Table]) -> str:
-    parts = ["% babelprobe summary tables; needs \\usepackage{booktabs}"]
+    parts = ["% babelprobe summary tables; needs \\usepackage{booktabs}; lualatex or xelatex for non-Latin scripts"]
     for table in tables:
-        frame = _frame(table)
-        parts.append(frame.to_latex(index=False, escape=True, caption=table.title, label=f"tab:{_slug(table.title)}",
-                                    position="htbp"))
+        frame = pd.DataFrame([[latex_text(c) for c in row] for row in table.rows],
+                             columns=pd.Index([latex_text(c) for c in table.columns], dtype=object))
+        parts.append(frame.to_latex(index=False, escape=False, caption=latex_text(table.title),
+                                    label=f"tab:{_slug(table.title)}", position="htbp"))
     return "\n".join(parts)
 
 

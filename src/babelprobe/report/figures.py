@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -30,10 +31,49 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from babelprobe.analysis.bootstrap import SMALL_N, Cell, small_n  # noqa: E402,F401
+from babelprobe.report.terminal import strip_control  # noqa: E402
 
 CMAP = "RdBu"  # blue = higher, red = lower, on every page (scores 0-100 and similarities -1..1 alike)
 MISSING = dict(facecolor="#e0e0e0", edgecolor="#9a9a9a", hatch="///", linewidth=0.0)  # no data: hatched grey
 EXPORT_FORMATS = ("png", "svg", "pdf")  # save_png writes all three: PNG for the eye, SVG/PDF for papers
+
+
+LABEL_MAX = 24  # characters of a tick label; a longer one is cut with an ellipsis and a numbered key
+KEY_MAX = 160  # characters of a label in the key
+
+
+def fit_layout(fig: Figure) -> None:
+    """tight_layout where it fits; where it cannot (a label wider than the figure), matplotlib warns
+    "Tight layout not applied" on the user's terminal: the warning is caught and fixed margins used."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.tight_layout()
+    if any("ight layout" in str(w.message) for w in caught):
+        fig.subplots_adjust(left=0.25, right=0.95, bottom=0.25, top=0.88)
+
+
+def short_labels(labels: list[str]) -> tuple[list[str], list[str]]:
+    """Tick labels as drawn: control characters dropped, bidi controls shown as escapes, and each
+    label longer than LABEL_MAX cut with an ellipsis and a number; the key lines ('[1] full label')."""
+    shown, key, numbers = [], [], {}
+    for label in labels:
+        text = strip_control(str(label))
+        if len(text) > LABEL_MAX:
+            if text not in numbers:  # the same label on both axes has one number
+                numbers[text] = len(numbers) + 1
+                full = text if len(text) <= KEY_MAX else text[:KEY_MAX - 1] + "…"
+                key.append(f"[{numbers[text]}] {full}")
+            text = f"{text[:LABEL_MAX - 5]}… [{numbers[text]}]"
+        shown.append(text)
+    return shown, key
+
+
+def add_key(fig: Figure, key: list[str]) -> None:
+    """The full labels of the shortened ones, under the figure."""
+    if key:
+        fig.text(0.01, 0.005, "\n".join(key), fontsize=6, ha="left", va="bottom", wrap=True)
+        fig.set_figheight(fig.get_figheight() + 0.14 * len(key))
+        fig.subplots_adjust(bottom=min(0.6, 0.05 + 0.14 * len(key) / fig.get_figheight() + 0.15))
 
 
 def save_png(fig: Figure, path: Path) -> Path:
@@ -109,19 +149,22 @@ def heatmap_figure(matrix: dict[str, dict[str, float]], title: str, rows_label: 
     fig, ax = plt.subplots(figsize=(max(3.5, 2.0 + 0.62 * len(columns)),
                                     1.2 + cell_h * len(rows) + 1.6 * long_labels))
     image = ax.imshow(values, cmap=CMAP, vmin=0, vmax=100, aspect="auto")
-    ax.set_xticks(range(len(columns)), columns, rotation=35 if long_labels else 0, ha="right" if long_labels else "center",
+    shown, key = short_labels(columns + rows)  # one numbering for both axes
+    shown_columns, shown_rows = shown[:len(columns)], shown[len(columns):]
+    ax.set_xticks(range(len(columns)), shown_columns, rotation=35 if long_labels else 0, ha="right" if long_labels else "center",
                   fontsize=8, rotation_mode="anchor" if long_labels else "default")
-    ax.set_yticks(range(len(rows)), rows, fontsize=7 if many else 8)
+    ax.set_yticks(range(len(rows)), shown_rows, fontsize=7 if many else 8)
     ax.set_xlabel(columns_label)
     ax.set_ylabel(rows_label)
     labels = [[f"{values[i, j]:.0f}" + (f"\nn={n}" if (n := (counts or {}).get(r, {}).get(c)) is not None
                                          and small_n(n) else "") for j, c in enumerate(columns)]
               for i, r in enumerate(rows)]
     cell_texts(ax, image, values, labels, fontsize=7 if many else 8)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(strip_control(title), fontsize=9)
     bar = fig.colorbar(image, ax=ax, fraction=0.046)
     bar.set_label("higher →", fontsize=7)
-    fig.tight_layout()
+    fit_layout(fig)
+    add_key(fig, key)
     return fig
 
 
@@ -146,13 +189,15 @@ def grouped_bars_figure(series: dict[str, list[Cell]], groups: list[str], title:
         bars = ax.bar(x + (k - (len(series) - 1) / 2) * width, vals, width=width, label=label, yerr=err, capsize=2)
         zero_bars(ax, bars, vals)
         shown += [v for v in vals if not math.isnan(v)]
-    ax.set_xticks(x, groups, fontsize=8)
+    shown_groups, key = short_labels(groups)
+    ax.set_xticks(x, shown_groups, fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 100)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(strip_control(title), fontsize=9)
     ax.legend(fontsize=7)
     say_all_zero(ax, shown)
-    fig.tight_layout()
+    fit_layout(fig)
+    add_key(fig, key)
     return fig
 
 

@@ -59,7 +59,7 @@ class ProfileCell:
     value: float
     low: float
     high: float
-    n: int
+    n: float  # an effective n may not be whole
     note: str = ""  # measured otherwise than the column says (ProfileMetric.note)
 
     @property

@@ -53,7 +53,7 @@ class ProfileMetric:
     value: float
     low: float
     high: float
-    n: int
+    n: float  # an effective n (a weighted score's) may not be whole
     percent: bool = True
     # where a language's value was measured otherwise than the column says (memorization: a
     # shorter prompt where none of its samples reach the longest), shown in the cell
@@ -67,15 +67,21 @@ def figure(fig: MplFigure) -> Figure:
     return Figure(title, svg_data_uri(fig))
 
 
-def n_note(n: int | None) -> str:
+def shown_n(n: float) -> int | float:
+    """An n as printed: whole, or an effective sample size to one decimal (6.3)."""
+    return int(n) if float(n).is_integer() else round(float(n), 1)
+
+
+def n_note(n: float | None) -> str:
     """The n beside a statistic, flagged below ``analysis.bootstrap.SMALL_N`` (the one threshold):
     ', n = 12 (small n)' or ', n = 240'; '' when n is unknown. Terminal, Markdown and HTML tables
-    all print it (issue 18: '100.0 (100.0–100.0)' at n = 1 must say so)."""
+    all print it (issue 18: '100.0 (100.0–100.0)' at n = 1 must say so). An effective n (a
+    weighted score's) is printed to one decimal where it is not whole."""
     from babelprobe.analysis.bootstrap import small_n
 
     if n is None:
         return ""
-    return f", n = {n}" + (" (small n)" if small_n(n) else "")
+    return f", n = {shown_n(n)}" + (" (small n)" if small_n(n) else "")
 
 
 def pct(value: float | None, low: float | None = None, high: float | None = None, scale: float = 100.0,

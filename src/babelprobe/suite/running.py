@@ -55,6 +55,7 @@ def _record_requests(out: Path) -> Callable[[Backend, list[Plan]], None]:
 
     def record(backend: Backend, plans: list[Plan]) -> None:
         keys = sorted({request_key(r) for plan in plans for item in plan.items for r in plan.probe.requests(item)})
+        out.mkdir(parents=True, exist_ok=True)  # the run folder is made by its first write (store.prepare_run_dir)
         store.write_json(out / REQUESTS_FILE, PairRequests(fingerprint=backend.fingerprint.key(), requests=keys))
     return record
 

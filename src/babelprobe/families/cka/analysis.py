@@ -22,6 +22,7 @@ class GroupAccuracy(BaseModel):
     ci_high: float
     half_width: float
     script: str | None = None
+    excluded: int = 0  # facts left out: a false object equals the true one (never knowable)
     degenerate: bool = False  # every fact known or none (or n <= 1): the +/- 0 is not a measured CI
 
 
@@ -32,6 +33,14 @@ class ScriptTest(BaseModel):
     p_value: float
     dof: int
     table: dict[str, list[int]]  # script -> [known, not known]
+
+
+class ExcludedFact(BaseModel):
+    """A fact loaded but left out of every score, and why (data.same_as_true)."""
+
+    fact_id: str
+    language: str
+    reason: str
 
 
 class CKASummary(BaseModel):
@@ -46,19 +55,32 @@ class CKASummary(BaseModel):
     relations: list[GroupAccuracy]
     # languages left out of multilingual_half_width: their "+/- 0" would shrink it (all of them: it is 0)
     degenerate_languages: list[str] = []
+    # facts whose false object equals the true one: in n_items, in no accuracy, n or CI
+    n_excluded: int = 0
+    excluded: list[ExcludedFact] = []
+
+
+def _excluded(items: pd.DataFrame) -> pd.Series:
+    """Rows left out of the scores (runs stored before the column existed have none)."""
+    if "excluded" not in items.columns:
+        return pd.Series(False, index=items.index)
+    return items["excluded"].notna()
 
 
 def _group_accuracy(name: str, group: pd.DataFrame, n_resamples: int, seed: int) -> GroupAccuracy:
-    scored = group[group["error"].isna()]
+    left_out = _excluded(group)
+    kept = group[~left_out]
+    scored = kept[kept["error"].isna()]
     ci = bootstrap_ci(scored["known"].astype(float).to_numpy(), n_resamples=n_resamples, seed=seed)
     return GroupAccuracy(
-        group=name, n=len(scored), errors=len(group) - len(scored), accuracy=ci.mean,
+        group=name, n=len(scored), errors=len(kept) - len(scored), accuracy=ci.mean,
         ci_low=ci.low, ci_high=ci.high, half_width=ci.half_width, degenerate=ci.degenerate,
+        excluded=int(left_out.sum()),
     )
 
 
 def script_test(items: pd.DataFrame, language_script: dict[str, str]) -> ScriptTest | None:
-    scored = items[items["error"].isna()]
+    scored = items[items["error"].isna() & ~_excluded(items)]
     scripts = scored["language"].map(language_script)
     table = pd.crosstab(scripts, scored["known"].astype(bool)).reindex(columns=[True, False], fill_value=0)
     if len(table) < 2 or (table.sum(axis=0) == 0).any():
@@ -94,6 +116,9 @@ def summarise_cka(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
         multilingual_accuracy=mean, multilingual_half_width=half,
         script_test=script_test(items, language_script), relations=relations,
         degenerate_languages=[lang.group for lang in scored_languages if lang.degenerate],
+        n_excluded=int(_excluded(items).sum()),
+        excluded=[ExcludedFact(fact_id=str(r.fact_id), language=str(r.language), reason=str(r.excluded))
+                  for r in items[_excluded(items)].itertuples(index=False)],
     )
 
 
@@ -102,5 +127,6 @@ def compare_cka(a: pd.DataFrame, b: pd.DataFrame, n_resamples: int = 10_000, see
     B - A with a paired bootstrap CI over the facts both runs scored (analysis/compare.py)."""
     from babelprobe.analysis.compare import paired_cells
 
+    # an excluded fact has no verdict (known is None), so it is in no cell
     return paired_cells(a, b, ["fact_id", "language"], "known", "accuracy %", group_by="language", scale=100.0,
                         n_resamples=n_resamples, seed=seed)

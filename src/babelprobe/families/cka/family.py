@@ -7,6 +7,7 @@ from pathlib import Path
 from babelprobe.families.cka.config import DEMO_CKA, CKAConfig
 from babelprobe.families.cka.data import CKAFact, load_cka_facts
 from babelprobe.families.cka.release import RELEASE
+from babelprobe.data.validation import Problem
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan
 from babelprobe.families.cka.probe import CKAProbe
 
@@ -26,7 +27,17 @@ class CKAFamily(Family[CKAConfig]):
 
     def describe(self, items: list[CKAFact]) -> str:
         langs = sorted({f.language for f in items})
-        return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}"
+        named = sorted({f.language for f in items if f.language_from_file_name})
+        said = f" (language {', '.join(named)} taken from the file name, as --langs asked)" if named else ""
+        return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}{said}"
+
+    def flagged(self, items: list[CKAFact]) -> list[Problem]:
+        flags = []
+        for fact in items:
+            if fact.excluded:
+                file, _, row = fact.source.rpartition(":")
+                flags.append(Problem(file, int(row), "false", f"excluded from the scores: {fact.excluded}"))
+        return flags
 
     def request_kinds(self, config: CKAConfig) -> frozenset[str]:
         return CKAProbe(config.mode).request_kinds
@@ -50,7 +61,8 @@ class CKAFamily(Family[CKAConfig]):
         from babelprobe.families.cka.analysis import compare_cka
         from babelprobe.report.compare import print_paired
 
-        print_paired(compare_cka(items_a, items_b), console, f"CKA accuracy ({a.mode} mode), B - A on the same facts")
+        modes = f"{a.mode} mode" if a.mode == b.mode else f"A: {a.mode} mode, B: {b.mode} mode"
+        print_paired(compare_cka(items_a, items_b), console, f"CKA accuracy ({modes}), B - A on the same facts")
 
     def html_sections(self, summary, items, manifest):
         from babelprobe.families.cka.report import cka_sections

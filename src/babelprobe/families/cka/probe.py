@@ -45,6 +45,9 @@ class CKARecord(BaseModel):
     cka_ratio: float | None = None
     known: bool | None = None
     scored_tokens: list[list[str]] | None = None  # the tokens scored for true, then each false
+    # why the fact is left out of the scores (a false object equal to the true one); its log-probs
+    # are kept for the record, its verdict is not given (known is None)
+    excluded: str | None = None
     error: str | None = None
 
 
@@ -89,7 +92,7 @@ class CKAProbe:
             fact_id=fact.fact_id, language=fact.language,
             script=detect_script(" ".join(fact.stems) + " " + fact.true),
             relation=fact.relation, subject=fact.subject, mode=self.mode, stems=list(fact.stems),
-            true=fact.true, false=list(fact.false), **values,
+            true=fact.true, false=list(fact.false), excluded=fact.excluded or None, **values,
         )
 
     def score(self, fact: CKAFact, responses: list[Response]) -> CKARecord:
@@ -110,7 +113,8 @@ class CKAProbe:
         return self._base(
             fact, logp_true=lp_true, logp_false=lp_false, p_true=math.exp(lp_true),
             p_false=[math.exp(lp) for lp in lp_false],
-            cka_ratio=math.exp(min(log_ratio, 700.0)), known=cka_known(lp_true, lp_false),
+            cka_ratio=math.exp(min(log_ratio, 700.0)),
+            known=None if fact.excluded else cka_known(lp_true, lp_false),
             scored_tokens=tokens,
         )
 

@@ -11,32 +11,47 @@ from babelprobe.families.cka.analysis import CKASummary, GroupAccuracy
 from babelprobe.families.cka.relations import relation_label
 from babelprobe.report import figures as figs
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, pct, text, verdict_error
-from babelprobe.report.terminal import percent as _pct, plain
+from babelprobe.report.terminal import n_cell, number_column, percent as _pct, plain, small_n_footnote
 from babelprobe.store import Manifest
 
 def _accuracy_table(title: str, rows: list[GroupAccuracy], first: str, script: bool) -> Table:
+    """Designed for 80 columns: n in its own column (small n marked, footnote below), numbers never
+    wrap or get cut; the name columns give way."""
     table = Table(title=title)
-    table.add_column(first)
+    table.add_column(first, overflow="fold")
     if script:
-        table.add_column("script")
+        table.add_column("script", overflow="fold")
     for name in ("n", "errors", "accuracy %", "95% CI", "+/-"):
-        table.add_column(name, justify="right")
+        number_column(table, name)
     for r in rows:
         cells = [plain(r.group)] + ([plain(r.script or "")] if script else [])
         ci = f"{_pct(r.ci_low)}-{_pct(r.ci_high)}" if r.n else "-"
-        cells += [f"{r.n} (small n)" if small_n(r.n) else str(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
+        cells += [n_cell(r.n), str(r.errors), _pct(r.accuracy) if r.n else "-", ci,
                   _pct(r.half_width) if r.n else "-"]
         table.add_row(*cells)
     return table
 
 
+def _print_table(console: Console, table: Table, rows: list[GroupAccuracy]) -> None:
+    console.print(table)
+    if any(small_n(r.n) for r in rows):
+        console.print(small_n_footnote("scored facts"), highlight=False)
+
+
+def excluded_line(summary: CKASummary) -> str:
+    """How many facts were left out of the scores, per language."""
+    per_language = ", ".join(f"{plain(r.group)} {r.excluded}" for r in summary.languages if r.excluded)
+    return (f"{summary.n_excluded} facts excluded from every score ({per_language}): a false object equals "
+            "the true object, so the fact can never be known")
+
+
 def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, console: Console | None = None,
-                      relations: int = 10) -> None:
+                      relations: int = 10, excluded_shown: int = 5) -> None:
     console = console or Console()
     title = f"CKA ({summary.mode}) — fact known iff P(true) > mean P(false)"
     if manifest is not None:
         title += f" — {plain(manifest.model.spec)}"
-    console.print(_accuracy_table(title, summary.languages, "language", script=True))
+    _print_table(console, _accuracy_table(title, summary.languages, "language", script=True), summary.languages)
     scored = sum(1 for lang in summary.languages if lang.n)  # languages whose every fact errored are not in the mean
     if scored:
         console.print(
@@ -46,6 +61,13 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
         )
     else:
         console.print(f"multilingual accuracy: - (no language scored: n = 0, {summary.n_errors} errors)")
+    if summary.n_excluded:
+        console.print(excluded_line(summary), highlight=False)
+        for fact in summary.excluded[:excluded_shown]:
+            console.print(f"  {plain(fact.language)}/{plain(fact.fact_id)}: {plain(fact.reason)}", highlight=False)
+        if summary.n_excluded > excluded_shown:
+            console.print(f"  ... and {summary.n_excluded - excluded_shown} more (all in summary.json, 'excluded')",
+                          highlight=False)
     if summary.script_test is not None:
         t = summary.script_test
         console.print(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}  "
@@ -53,7 +75,8 @@ def print_cka_summary(summary: CKASummary, manifest: Manifest | None = None, con
     if summary.relations and relations:
         top = sorted(summary.relations, key=lambda r: -r.n)[:relations]
         top = [r.model_copy(update={"group": relation_label(r.group)}) for r in top]
-        console.print(_accuracy_table(f"accuracy by relation (top {len(top)} by count)", top, "relation", script=False))
+        _print_table(console, _accuracy_table(f"accuracy by relation (top {len(top)} by count)", top, "relation",
+                                              script=False), top)
     if manifest is not None:
         r = manifest.requests
         console.print(
@@ -79,6 +102,11 @@ def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
     paragraphs = [f"mode {summary.mode}; a fact is known iff P(true) > mean P(false) (Polyglot-or-Not §3). "
                   f"Multilingual accuracy (mean of {len(summary.languages)} languages): "
                   f"{pct(summary.multilingual_accuracy)}% ± {pct(summary.multilingual_half_width)}."]
+    tables = [languages, relations]
+    if summary.n_excluded:
+        paragraphs.append(excluded_line(summary) + ".")
+        tables.append(HtmlTable("facts excluded from the scores", ["language", "fact", "why"],
+                                [[f.language, f.fact_id, f.reason] for f in summary.excluded]))
     if summary.script_test is not None:
         t = summary.script_test
         paragraphs.append(f"accuracy vs script: chi2 = {t.chi2:.2f}, dof = {t.dof}, p = {t.p_value:.3g}; "
@@ -89,14 +117,16 @@ def cka_sections(summary: CKASummary, items: pd.DataFrame) -> list[Section]:
                                     f"CKA accuracy by language ({summary.mode})", "accuracy %", 100.0)
     rows = []
     for r in items.itertuples(index=False):
-        verdict = verdict_error(r.error) or ("known" if r.known else "not known")
+        left_out = getattr(r, "excluded", None)
+        verdict = verdict_error(r.error) or ("excluded" if isinstance(left_out, str) else
+                                             "known" if r.known else "not known")
         false_lp = [float(x) for x in r.logp_false] if r.logp_false is not None else []
         scores = (f"log P(true) {r.logp_true:.2f}; log P(false) " + ", ".join(f"{x:.2f}" for x in false_lp)
                   if r.logp_true is not None else "")
         rows.append([r.language, relation_label(r.relation), text(r.stems), text(r.false), scores, r.true, verdict])
     table = ItemTable(["language", "relation", "stems", "false objects", "model scores", "gold (true object)",
                        "verdict"], rows, filters=["language", "relation", "verdict"])
-    return [Section("CKA summary", paragraphs, [languages, relations], [figure(bars)]),
+    return [Section("CKA summary", paragraphs, tables, [figure(bars)]),
             Section("items", ["every fact as scored: the stems, the candidate objects, the model's "
                               "log-probabilities and the verdict"], items=table)]
 

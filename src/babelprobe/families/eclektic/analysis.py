@@ -34,10 +34,18 @@ Z95 = float(norm.ppf(0.975))
 class Score(BaseModel):
     value: float
     margin: float  # 95% half-width, the official notebook's (pairs as independent)
-    n: int  # cross-lingual pairs
+    n: int  # cross-lingual pairs considered
+    # the n the margin is computed from: the transfer score's effective sample size (sum w)^2 / sum w^2,
+    # 8 where 24 pairs were considered and 8 had their source answer right; None: n (overall; older runs)
+    n_effective: float | None = None
     ci_low: float  # 95% interval from the bootstrap over questions
     ci_high: float
     ci_degenerate: bool  # every resample gave the same value (e.g. all pairs equal): no spread measured
+
+    @property
+    def margin_n(self) -> float:
+        """The n the value's margin rests on (the one to display beside it, and to judge small n by)."""
+        return self.n if self.n_effective is None else self.n_effective
 
 
 class TransferScores(BaseModel):
@@ -70,9 +78,10 @@ def pair_table(items: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.Serie
 
 
 def _score(value: float, margin: float, n: int, numerators: np.ndarray, denominators: np.ndarray,
-           resamples: int, seed: int) -> Score:
+           resamples: int, seed: int, n_effective: float | None = None) -> Score:
     ci = cluster_ratio_ci(numerators, denominators, resamples, seed=seed)
-    return Score(value=value, margin=margin, n=n, ci_low=ci.low, ci_high=ci.high, ci_degenerate=ci.degenerate)
+    return Score(value=value, margin=margin, n=n, n_effective=n_effective, ci_low=ci.low, ci_high=ci.high,
+                 ci_degenerate=ci.degenerate)
 
 
 def transfer_scores(pairs: pd.DataFrame, source: pd.Series, resamples: int = 10_000, seed: int = 0) -> TransferScores:
@@ -88,7 +97,8 @@ def transfer_scores(pairs: pd.DataFrame, source: pd.Series, resamples: int = 10_
     s_q = per_q["s"].to_numpy(dtype=float)
     return TransferScores(
         overall=_score(overall, _margin(overall, n), n, s_q, per_q["pairs"].to_numpy(dtype=float), resamples, seed),
-        transfer=_score(transfer, _margin(transfer, n_eff), n, s_q, per_q["w"].to_numpy(dtype=float), resamples, seed),
+        transfer=_score(transfer, _margin(transfer, n_eff), n, s_q, per_q["w"].to_numpy(dtype=float), resamples, seed,
+                        n_effective=n_eff),
         source_accuracy=float(questions.mean()) if len(questions) else math.nan,
         questions=int(len(questions)),
     )

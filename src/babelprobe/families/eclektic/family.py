@@ -113,6 +113,11 @@ class EclekticFamily(Family[EclekticConfig]):
 
         print_paired(compare_eclektic(items_a, items_b), console,
                      "ECLeKTiC overall success (%), B - A on the same cross-lingual pairs")
+        judged = [name for name, items in (("A", items_a), ("B", items_b))
+                  if "judge_correct" in items and items["judge_correct"].notna().any()]
+        if len(judged) == 1:
+            console.print(f"judge overall: not compared, only run {judged[0]} was judged (rerun the other with "
+                          "--judge to compare the judge's metric)", highlight=False)
 
     def figures(self, summary, out: Path) -> list[Path]:
         from babelprobe.families.eclektic.report import eclektic_figures

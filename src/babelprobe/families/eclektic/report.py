@@ -11,51 +11,64 @@ import pandas as pd
 from matplotlib.figure import Figure
 from rich.console import Console
 
+from babelprobe.analysis.bootstrap import small_n
 from babelprobe.families.eclektic.analysis import EclekticSummary, Score, by_language
-from babelprobe.report.figures import heatmap_figure, save_png, say_all_zero, zero_bars
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, text
-from babelprobe.report.terminal import plain, titled as _titled
+from babelprobe.report.figures import fit_layout, heatmap_figure, save_png, say_all_zero, zero_bars
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, shown_n, text
+from babelprobe.report.terminal import n_cell, number_column, plain, small_n_footnote, titled as _titled
 from babelprobe.store import Manifest
 
-def _score_with_ci(s: Score | None) -> str:
-    """Value [bootstrap-over-questions CI] ± notebook margin; '-' where undefined (no judge, or no
-    source answer right so transfer has no denominator); a CI with no spread is marked."""
+def _score_cells(s: Score | None) -> list[str]:
+    """value %, 95% CI (bootstrap over questions), the notebook's ± margin, and the n that margin
+    rests on (small n marked): one column each, so that no number wraps at 80 columns."""
     if s is None or math.isnan(s.value):
-        return "-"
-    ci = "\\[degenerate]" if s.ci_degenerate else f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
-    return f"{100 * s.value:.1f} {ci} ± {100 * s.margin:.1f}{n_note(s.n)}"
+        return ["-", "-", "-", n_cell(s.margin_n) if s is not None else "-"]
+    ci = "degenerate" if s.ci_degenerate else f"{100 * s.ci_low:.1f}-{100 * s.ci_high:.1f}"
+    return [f"{100 * s.value:.1f}", ci, f"{100 * s.margin:.1f}", n_cell(s.margin_n)]
 
 
 def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None = None,
                            console: Console | None = None) -> None:
-    """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns)."""
+    """The hint-ablation table (ECLeKTiC Table 2) with both metrics (Table 1's columns), one table
+    per setting, a score per row (designed for 80 columns)."""
     console = console or Console()
-    table = _titled("ECLeKTiC overall success and transfer score "
-                    "(%, [95% CI, bootstrap over questions] ± notebook margin)", manifest)
-    table.add_column("setting", no_wrap=True)
-    for col in ("judge: overall", "transfer", "string: overall", "transfer"):
-        table.add_column(col, justify="right")
+    small = False
     for s in summary.settings:
-        table.add_row(plain(s.setting), _score_with_ci(s.judge.overall if s.judge else None), _score_with_ci(s.judge.transfer if s.judge else None),
-                      _score_with_ci(s.string.overall), _score_with_ci(s.string.transfer))
-    console.print(table)
-    for s in summary.settings:
-        metric = "judge" if s.judge else "string metric"
-        parts = [f"{plain(label)}-script ({metric}): overall {_score_with_ci(t.overall)}, transfer {_score_with_ci(t.transfer)} "
-                 f"({t.overall.n} pairs)" for label, t in s.same_script.items()]
-        console.print(f"{plain(s.setting)}: {s.string.overall.n} pairs, {s.errors} errors; official-notebook string metric (compat): overall "
-                      f"{_score_with_ci(s.string_compat.overall)}, transfer {_score_with_ci(s.string_compat.transfer)}; "
-                      + "; ".join(parts), soft_wrap=True)
+        table = _titled(f"ECLeKTiC overall success and transfer, {plain(s.setting)}: {s.string.overall.n} pairs, "
+                        f"{s.errors} errors (%, 95% CI bootstrap over questions, ± notebook margin)", manifest)
+        table.add_column("score", overflow="fold")
+        for name in ("%", "95% CI", "±", "n"):
+            number_column(table, name)
+        metric = "judge" if s.judge else "string"
+        rows = [("judge overall", s.judge.overall if s.judge else None),
+                ("judge transfer", s.judge.transfer if s.judge else None),
+                ("string overall", s.string.overall), ("string transfer", s.string.transfer),
+                ("notebook (compat) overall", s.string_compat.overall),
+                ("notebook (compat) transfer", s.string_compat.transfer)]
+        rows += [(f"{label}-script {name} ({metric})", getattr(t, name))
+                 for label, t in s.same_script.items() for name in ("overall", "transfer")]
+        for name, score in rows:
+            table.add_row(name, *_score_cells(score))
+            small = small or (score is not None and not math.isnan(score.value) and small_n(score.margin_n))
+        console.print(table)
+    if small:
+        console.print(small_n_footnote("pairs behind the margin (transfer: the effective n of the pairs whose "
+                                       "source answer was right)"), highlight=False)
     if summary.judges:
-        console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)", soft_wrap=True)
+        console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)")
+    else:
+        console.print(NO_JUDGE, highlight=False)
     for line in judge_check_lines(summary):
-        console.print(plain(line), soft_wrap=True, highlight=False)
+        console.print(plain(line), highlight=False)
     if summary.judge_check is not None:
         for warning in summary.judge_check.warnings:
-            console.print(f"[bold yellow]warning:[/bold yellow] {plain(warning)}", soft_wrap=True, highlight=False)
+            console.print(f"[bold yellow]warning:[/bold yellow] {plain(warning)}", highlight=False)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
 
+
+NO_JUDGE = ("judge: - (no judge ran: the judge columns are empty; pass --judge MODEL, e.g. --judge "
+            "bundled:smollm2-135m-instruct, for the paper's LLM-judge metric)")
 
 
 def judge_check_lines(summary: EclekticSummary) -> list[str]:
@@ -100,7 +113,7 @@ def _score_with_margin(s: Score | None, name: str = "overall") -> str:
     if math.isnan(s.value):
         return f"undefined ({undefined_reason(name, s)})"
     ci = "CI degenerate" if s.ci_degenerate else f"CI {100 * s.ci_low:.1f}–{100 * s.ci_high:.1f}"
-    return f"{100 * s.value:.1f} ({ci}; notebook ± {100 * s.margin:.1f}: {margin_range(s)}){n_note(s.n)}"
+    return f"{100 * s.value:.1f} ({ci}; notebook ± {100 * s.margin:.1f}: {margin_range(s)}){n_note(s.margin_n)}"
 
 
 def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Section]:
@@ -154,7 +167,7 @@ def eclektic_profile(summary: EclekticSummary, items: pd.DataFrame) -> list[Prof
 def _metric(name: str, language: str, s: Score) -> ProfileMetric:
     margin = 0.0 if math.isnan(s.margin) else s.margin
     return ProfileMetric(name, language, 100 * s.value, 100 * max(0.0, s.value - margin),
-                         100 * min(1.0, s.value + margin), s.n)
+                         100 * min(1.0, s.value + margin), shown_n(s.margin_n))
 
 
 
@@ -181,7 +194,7 @@ def score_bars_figure(summary: EclekticSummary) -> Figure:
     ax.set_title(f"ECLeKTiC overall success and transfer ({eclektic_metric_name(summary)})", fontsize=9)
     ax.legend(fontsize=8)
     say_all_zero(ax, shown)
-    fig.tight_layout()
+    fit_layout(fig)
     return fig
 
 
@@ -201,7 +214,7 @@ def ablation_table(summary: EclekticSummary, path: Path) -> Path:
             return "-"
         if math.isnan(score.value):
             return f"undefined ({undefined_reason(name, score)})"
-        return f"{100 * score.value:.1f}±{100 * score.margin:.1f}{n_note(score.n)}"
+        return f"{100 * score.value:.1f}±{100 * score.margin:.1f}{n_note(score.margin_n)}"
 
     lines = ["| setting | judge overall | judge transfer | string overall | string transfer |",
              "|---|---|---|---|---|"]
@@ -244,5 +257,5 @@ def size_curve(points: list[tuple[str, int, float, float]], path: Path) -> Path:
     for label, size, overall, _ in points:
         ax.annotate(label, (size, 100 * overall), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    fit_layout(fig)
     return save_png(fig, path)

@@ -10,7 +10,7 @@ from babelprobe.analysis.bootstrap import Cell, small_n
 from babelprobe.families.memorization.analysis import Correlation, MemorizationSummary, MetricCell, MetricPair
 from babelprobe.report import figures as figs
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, figure, n_note, text, verdict_error
-from babelprobe.report.terminal import plain, titled as _titled
+from babelprobe.report.terminal import n_cell, plain, print_split, small_n_footnote
 from babelprobe.store import Manifest
 
 # memorization: (summary metric, scale for printing, unit); EM, BLEU and ROUGE-L in % as Table 4
@@ -34,27 +34,28 @@ def print_memorization_summary(summary: MemorizationSummary, manifest: Manifest 
     console = console or Console()
     present = [c for c in _MEMORIZATION_COLUMNS if any(c[0] in r.metrics for r in summary.overall)]
     units = f", RM on {summary.rm_units}" if summary.rm_units else ""
+    small = False
     for title, rows, first in (("memorization by prompt length (real / control)", summary.overall, None),
                                ("by language", summary.by_language if languages else [], "language")):
         if not rows:
             continue
-        table = _titled(f"{title}{units if first is None else ''}", manifest if first is None else None)
-        if first:
-            table.add_column(first)
+        model = f" — {plain(manifest.model.spec)}" if manifest is not None and first is None else ""
         # rows the language layer could not segment by dictionary (text_flag), when there are any
         flagged = bool(first) and any(r.text_flagged for r in rows)
-        for col in ("prompt", "n", "short", "err") + (("flagged",) if flagged else ()):
-            table.add_column(col, justify="right")
-        # the per-language table keeps the paper's four metrics so that it fits a terminal
+        keys = ([first] if first else []) + ["prompt", "n", "short", "err"] + (["flagged"] if flagged else [])
+        # the per-language table keeps the paper's four metrics; print_split folds what does not fit
         shown = present if first is None else [c for c in present if c[0] in ("EM", "BLEU", "ROUGE-L", "PM")]
-        for name, _, unit in shown:
-            table.add_column(f"{name}{' ' + unit if unit else ''}", justify="right")
+        values = [f"{name}{' ' + unit if unit else ''}" for name, _, unit in shown]
+        cells = []
         for r in rows:
-            scored = f"{r.scored} (small n)" if small_n(r.scored) else str(r.scored)
-            cells = (([plain(r.language)] if first else []) + [str(r.prefix_tokens), scored, str(r.too_short), str(r.errors)]
-                     + ([str(r.text_flagged)] if flagged else []))
-            table.add_row(*cells, *(_pair(r.metrics.get(name), scale) for name, scale, _ in shown))
-        console.print(table)
+            small = small or small_n(r.scored)
+            cells.append(([plain(r.language)] if first else []) + [str(r.prefix_tokens), n_cell(r.scored),
+                                                                   str(r.too_short), str(r.errors)]
+                         + ([str(r.text_flagged)] if flagged else [])
+                         + [_pair(r.metrics.get(name), scale) for name, scale, _ in shown])
+        print_split(console, f"{title}{units if first is None else ''}{model}", keys, values, cells)
+    if small:
+        console.print(small_n_footnote("scored samples"), highlight=False)
     if summary.length_correlations:
         print_correlations("per-language Pearson r between prompt lengths (Tables 12-13)", summary.length_correlations,
                            console)

@@ -179,6 +179,8 @@ class Delta(BaseModel):
     a: float
     b: float
     delta_pp: float  # percentage points (chrF++ points for prefix probing)
+    n_a: int | None = None  # the items each side's value rests on
+    n_b: int | None = None
 
 
 def compare_owl(a: OwlSummary, b: OwlSummary) -> list[Delta]:
@@ -196,7 +198,7 @@ def compare_owl(a: OwlSummary, b: OwlSummary) -> list[Delta]:
             cb = tb.overall if ca.group == "all" else cells_b.get(ca.group)
             if cb is not None and ca.n and cb.n:
                 out.append(Delta(task=ta.task, perturbation=ta.perturbation, group=ca.group, a=ca.value,
-                                 b=cb.value, delta_pp=k * (cb.value - ca.value)))
+                                 b=cb.value, delta_pp=k * (cb.value - ca.value), n_a=ca.n, n_b=cb.n))
     return out
 
 

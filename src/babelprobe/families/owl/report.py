@@ -9,37 +9,43 @@ from matplotlib.figure import Figure
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.analysis.bootstrap import Cell
+from babelprobe.analysis.bootstrap import Cell, small_n
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
 
 GROUP_NAMES = ("original", "official", "unseen")
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
-from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, pct, text
-from babelprobe.report.terminal import plain, titled as _titled
+from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, pct, text
+from babelprobe.report.terminal import n_cell, number_column, plain, small_n_footnote, titled as _titled
 from babelprobe.store import Manifest
 
 def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, console: Console | None = None) -> None:
     """Accuracy (direct probing, name cloze) or chrF++ (prefix probing) per language and group."""
     console = console or Console()
-    table = _titled("OWL literary recall", manifest)
-    table.add_column("task / perturbation", no_wrap=True)
-    table.add_column("n", justify="right")
-    table.add_column("all", justify="right")
-    for group in ("original", "official", "unseen"):
-        table.add_column(group, justify="right")
+    # one row per (task / perturbation, group): designed for 80 columns, n in its own column
+    table = _titled("OWL literary recall (accuracy %; chrF++ for prefix probing; 95% CI)", manifest)
+    table.add_column("task / perturbation", overflow="fold")
+    table.add_column("group", overflow="fold")
+    for name in ("n", "value", "95% CI"):
+        number_column(table, name)
+    small = False
     for t in summary.tasks:
-        scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
+        scale = 1.0 if t.task == "prefix" else 100.0
         groups = {c.group: c for c in t.by_group}
-
-        def cell(c) -> str:
-            return (f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}){n_note(c.n)}"
-                    if c and c.n else "-")
-
-        table.add_row(f"{t.task} / {t.perturbation}", str(t.n), cell(t.overall),
-                      *(cell(groups.get(g)) for g in ("original", "official", "unseen")))
+        for k, (group, c) in enumerate([("all", t.overall), *((g, groups.get(g)) for g in GROUP_NAMES)]):
+            first = f"{t.task} / {t.perturbation}" if k == 0 else ""
+            if c is None or not c.n:
+                table.add_row(first, group, "0" if c is not None else "-", "-", "-")
+                continue
+            small = small or small_n(c.n)
+            table.add_row(first, group, n_cell(c.n), f"{scale * c.value:.1f}",
+                          f"{scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}")
+        table.add_section()
     console.print(table)
+    if small:
+        console.print(small_n_footnote("scored items"), highlight=False)
     for t in summary.tasks:
-        langs = ", ".join(f"{plain(c.group)} {c.value * (1 if t.task == 'prefix' else 100):.0f}{n_note(c.n)}" if c.n
+        langs = ", ".join(f"{plain(c.group)} {c.value * (1 if t.task == 'prefix' else 100):.0f}"
+                          f" (n = {n_cell(c.n)})" if c.n
                           else f"{plain(c.group)} - (n = 0, {c.errors} errors)" for c in t.by_language)
         line = f"{t.task}/{t.perturbation}: by language {langs}"
         if t.errors_taxonomy:
@@ -48,7 +54,7 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
             line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
         if t.text_flagged:
             line += "; text flags: " + ", ".join(f"{plain(k)} {v}" for k, v in t.text_flagged.items())
-        console.print(line, soft_wrap=True, highlight=False)
+        console.print(line, highlight=False)
     print_presence(summary, console)
     if summary.modalities:
         from babelprobe.families.owl.audio import print_modalities
@@ -72,30 +78,39 @@ def print_presence(summary: OwlSummary, console: Console) -> None:
     console.print("presence in the corpus (Fig. 9, passages): " + ", ".join(
         f"{k} {v} ({100 * v / total:.0f}%)" for k, v in summary.presence_matches.items()), highlight=False)
     table = Table(title="seen (exact or window match) vs unseen passages (OWL App. B.4, Fig. 10), 95% CIs")
-    table.add_column("task / perturbation", no_wrap=True)
+    table.add_column("task / perturbation", overflow="fold")
     table.add_column("passages")
-    for group in ("all", "original", "official", "unseen"):
-        table.add_column(group, justify="right")
+    table.add_column("group")
+    for name in ("n", "value", "95% CI"):
+        number_column(table, name)
     for t in summary.tasks:
-        scale, unit = (1.0, "") if t.task == "prefix" else (100.0, "%")
+        scale = 1.0 if t.task == "prefix" else 100.0
         cells = {c.group: c for c in t.by_presence}
         for label in ("seen", "unseen"):
-            table.add_row(f"{t.task} / {t.perturbation}" if label == "seen" else "", label, *(
-                f"{scale * c.value:.1f}{unit} ({scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}) n={c.n}"
-                if (c := cells.get(label if g == "all" else f"{g}/{label}")) and c.n else "-"
-                for g in ("all", "original", "official", "unseen")))
+            for k, g in enumerate(("all", "original", "official", "unseen")):
+                c = cells.get(label if g == "all" else f"{g}/{label}")
+                first = f"{t.task} / {t.perturbation}" if label == "seen" and k == 0 else ""
+                table.add_row(first, label if k == 0 else "", g, *(
+                    [n_cell(c.n), f"{scale * c.value:.1f}", f"{scale * c.ci_low:.0f}-{scale * c.ci_high:.0f}"]
+                    if c is not None and c.n else ["-", "-", "-"]))
+        table.add_section()
     console.print(table)
 
 
 def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
     console = console or Console()
+    from babelprobe.report.compare import SMALL_MARK, n_cell, small_n_footnote
+
     table = Table(title="B - A (percentage points; chrF++ points for prefix probing)")
-    for col in ("task / perturbation", "language", "A", "B", "delta"):
+    for col in ("task / perturbation", "language", "n A", "A", "n B", "B", "delta"):
         table.add_column(col, justify="left" if col in ("task / perturbation", "language") else "right")
     for d in deltas:
         k = 1.0 if d.task == "prefix" else 100.0
-        table.add_row(f"{d.task} / {d.perturbation}", plain(d.group), f"{k * d.a:.1f}", f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
+        table.add_row(f"{d.task} / {d.perturbation}", plain(d.group), n_cell(d.n_a), f"{k * d.a:.1f}", n_cell(d.n_b),
+                      f"{k * d.b:.1f}", f"{d.delta_pp:+.1f}")
     console.print(table)
+    if any(SMALL_MARK in n_cell(n) for d in deltas for n in (d.n_a, d.n_b)):
+        console.print(small_n_footnote("items"), highlight=False)
 
 
 

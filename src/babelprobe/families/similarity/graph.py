@@ -50,6 +50,10 @@ class GraphCorrelation(BaseModel):
     # languages of an input left out because another input lacks them (language -> why),
     # recorded whether the run was allowed to go on (--allow-missing) or not
     dropped: dict[str, str] = {}
+    # what the tokens column is (signals.tokens_label); a stand-in (the demo's speaker population)
+    # is no training-data volume, and every file that holds it says so
+    tokens_label: str = "tokens"
+    tokens_stand_in: bool = False
 
 
 class GraphNodes(BaseModel):
@@ -134,7 +138,8 @@ def sweep_rows(results: list[GraphCorrelation]) -> list[dict[str, object]]:
     rows = []
     for result in results:
         row: dict[str, object] = {
-            "theta": result.theta, "tokens_scale": result.tokens_scale, "n_languages": result.n_languages,
+            "theta": result.theta, "tokens_scale": result.tokens_scale, "tokens_stand_in": result.tokens_stand_in,
+            "n_languages": result.n_languages,
             "small_n": result.small_n, "n_edges": result.n_edges,
             "n_subgraphs": result.n_subgraphs, "n_single_points": result.n_single_points,
         }

@@ -12,10 +12,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from babelprobe.families.similarity.signals import (joined_codes, read_memorization, read_similarity, read_tokens,
-                                                     tokens_codes, tokens_label)
+from babelprobe.families.similarity.signals import (STANDIN_LABEL, joined_codes, read_memorization, read_similarity,
+                                                     read_tokens, tokens_codes, tokens_label)
 from babelprobe.data.validation import DatasetError
-from babelprobe.report.terminal import plain
+from babelprobe.report.terminal import plain, print_split
 
 if TYPE_CHECKING:  # analysis.graph imports scipy.stats (~0.8 s): only the graph commands load it
     from babelprobe.families.similarity.graph import GraphCorrelation, GraphNodes
@@ -111,7 +111,7 @@ def _warn_small(result: GraphCorrelation) -> None:
 
     if result.small_n:
         console.print(f"[yellow]small n:[/yellow] r and ρ_G rest on {result.n_languages} languages (fewer than "
-                      f"{SMALL_N_LANGUAGES}); read them as illustrations, not findings", soft_wrap=True)
+                      f"{SMALL_N_LANGUAGES}); read them as illustrations, not findings")
 
 
 def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
@@ -119,7 +119,7 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
                   f"{result.n_edges} edges, {result.n_subgraphs} subgraphs, {result.n_single_points} single points")
     _warn_small(result)
     if nodes.dropped:
-        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in nodes.dropped.items()), soft_wrap=True)
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in nodes.dropped.items()))
     table = Table()
     for column in ("metric", "Pearson r", "ρ_G (intra)", "cross r"):
         table.add_column(column)
@@ -132,16 +132,22 @@ def _print(result: GraphCorrelation, nodes: GraphNodes) -> None:
         for stat in ("pearson_r", "rho_g", "cross_r"):
             reason = getattr(m, f"{stat}_undefined_reason")
             if reason:
-                console.print(f"{name} {stat} undefined: {plain(reason)}", soft_wrap=True)
+                console.print(f"{name} {stat} undefined: {plain(reason)}")
 
 
-def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[str, float]) -> None:
-    """The node signals as used (tokens as given, before any log)."""
+def _labelled(result: GraphCorrelation, tokens: Path) -> GraphCorrelation:
+    """The result with what its tokens column is (a stand-in is flagged in graph.json and sweep.json)."""
+    label = tokens_label(tokens)
+    return result.model_copy(update={"tokens_label": label, "tokens_stand_in": label == STANDIN_LABEL})
+
+
+def _write_nodes(path: Path, languages: list[str], memorization, tokens: dict[str, float], label: str) -> None:
+    """The node signals as used (tokens as given, before any log), each row saying what tokens are."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["language", "tokens", *memorization.values])
+        writer.writerow(["language", "tokens", *memorization.values, "tokens_source"])
         for lang in languages:
-            writer.writerow([lang, tokens[lang], *(v[lang] for v in memorization.values.values())])
+            writer.writerow([lang, tokens[lang], *(v[lang] for v in memorization.values.values()), label])
 
 
 @graph_app.command("correlate")
@@ -168,9 +174,10 @@ def correlate_command(
         result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
         _fail(str(exc))
+    result = _labelled(result, tokens)
     out.mkdir(parents=True, exist_ok=True)
     (out / "graph.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    _write_nodes(out / "nodes.csv", nodes.languages, mem, tok)
+    _write_nodes(out / "nodes.csv", nodes.languages, mem, tok, result.tokens_label)
     if figures:
         from babelprobe.families.similarity.graph_figures import draw_graphs
 
@@ -205,11 +212,12 @@ def sweep_command(
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     dropped = _check_missing(sim, mem, tok, allow_missing)
     if dropped:
-        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped.items()), soft_wrap=True)
+        console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped.items()))
     try:
         results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
     except ValueError as exc:
         _fail(str(exc))
+    results = [_labelled(r, tokens) for r in results]
     out.mkdir(parents=True, exist_ok=True)
     rows = sweep_rows(results)
     with (out / "sweep.csv").open("w", newline="", encoding="utf-8") as handle:
@@ -222,19 +230,17 @@ def sweep_command(
 
         sweep_figure(results, out / "sweep.png", f"ρ_G (intra) and cross-topology r vs {tokens_label(tokens)} "
                      f"({tokens_scale})", tokens_label(tokens))
-    table = Table(title=f"θ sweep ({tokens_label(tokens)}, {tokens_scale})")
     names = list(results[0].metrics)
-    for column in ("θ", "n", "#subgraph", "#single", *(f"{n} intra/cross" for n in names)):
-        table.add_column(column)
 
     def cell(v: float | None, degenerate: bool = False) -> str:
         return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
 
-    for r in results:
-        table.add_row(f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
-                      *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
-                        for n in names))
-    console.print(table)
+    # a column per metric side by side is wider than 80 columns: print_split folds them
+    rows = [[f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
+             *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
+               for n in names)] for r in results]
+    print_split(console, f"θ sweep ({tokens_label(tokens)}, {tokens_scale})", ["θ", "n", "#subgraph", "#single"],
+                [f"{n} intra/cross" for n in names], rows)
     _warn_small(results[0])  # the languages are the same at every θ
     if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
         console.print("* 2 subgraphs: cross r is ±1 by construction")

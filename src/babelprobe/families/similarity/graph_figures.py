@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 # first: the Agg backend, labels literal (no mathtext), one colour map, PNG + SVG + PDF
-from babelprobe.report.figures import CMAP, MISSING, cell_texts, save_png  # noqa: I001
+from babelprobe.report.figures import CMAP, MISSING, cell_texts, fit_layout, save_png  # noqa: I001
 
 import matplotlib.pyplot as plt  # noqa: E402
 import networkx as nx
@@ -22,7 +22,7 @@ from babelprobe.families.similarity.graph_metrics import components, threshold_g
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
+    fit_layout(fig)
     return save_png(fig, path)
 
 
@@ -62,7 +62,7 @@ def similarity_heatmap_figure(similarity: SimilarityMatrix, title: str):
     ax.set_title(title + " (clustered order)", fontsize=9)
     bar = fig.colorbar(image, ax=ax, fraction=0.046)
     bar.set_label("cosine similarity (higher →)", fontsize=7)
-    fig.tight_layout()
+    fit_layout(fig)
     return fig
 
 
@@ -83,7 +83,7 @@ def typology_by_layer_figure(rows: Sequence[dict], title: str):
     ax.set_ylabel("Pearson r over language pairs")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    fit_layout(fig)
     return fig
 
 

@@ -18,7 +18,7 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
     final = summary.layer()
     if final is None:
         console.print(f"language similarity: no matrix: {plain(summary.undefined_reason)}; errors per language: "
-                      + ", ".join(f"{plain(k)} {v}" for k, v in summary.errors.items()), soft_wrap=True)
+                      + ", ".join(f"{plain(k)} {v}" for k, v in summary.errors.items()))
         return
     title = f"language similarity, layer {final.layer}, rank {summary.rank} (cosine in the language-specific subspace)"
     table = _titled(title, manifest)
@@ -50,7 +50,7 @@ def print_similarity_summary(summary: SimilaritySummary, manifest: Manifest | No
         unknown = {k: v for k, v in summary.typology_unknown_languages.items() if v}
         if unknown:
             console.print(f"not in {summary.typology_source}: "
-                          + "; ".join(f"{plain(k)}: " + ", ".join(plain(x) for x in v) for k, v in unknown.items()), soft_wrap=True)
+                          + "; ".join(f"{plain(k)}: " + ", ".join(plain(x) for x in v) for k, v in unknown.items()))
 
 
 
