@@ -7,13 +7,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "babelprobe"
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: list[list[str]] = [
-    ["versions", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
+    ["text", "versions", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
      "models.base"],
     ["models", "store", "config"],
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],
@@ -81,6 +82,52 @@ def test_no_import_points_up_a_layer():
     assert upward_imports() == []
 
 
+def import_graph() -> nx.DiGraph:
+    """Every module -> every babelprobe module it imports, at any depth of the file."""
+    graph = nx.DiGraph()
+    for path in sorted(SRC.rglob("*.py")):
+        me = module_name(path)
+        graph.add_node(me)
+        graph.add_edges_from((me, target) for _, target in imports(path) if target != me)
+    return graph
+
+
+def import_cycles() -> list[list[str]]:
+    graph = import_graph()
+    return sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+
+
+def test_no_import_cycles():
+    assert import_cycles() == []
+
+
+def family_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "families" and len(parts) > 2 else None
+
+
+def test_no_family_imports_another_family():
+    bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
+           for line, target in imports(path)
+           if family_of(module_name(path)) and family_of(target) not in (None, family_of(module_name(path)))]
+    assert bad == []
+
+
+def test_no_module_level_import_below_code():
+    """An import at the bottom of a file (``# noqa: E402``) hides a circle; imports open the file."""
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        body = ast.parse(path.read_text()).body
+        seen_code = False
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if seen_code:
+                    bad.append(f"{path.relative_to(SRC)}:{node.lineno}")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)):
+                seen_code = True  # (a call such as matplotlib.use("Agg") may precede an import)
+    assert bad == []
+
+
 def test_generic_modules_do_not_import_a_family_folder():
     bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
            if not module_name(path).startswith("families.") and module_name(path) not in ("__init__",)
@@ -95,3 +142,10 @@ def test_each_family_lives_in_one_folder(name):
     assert (folder / "family.py").is_file() and (folder / "config.py").is_file()
     for generic in ("data", "analysis", "report"):
         assert not list((SRC / generic).glob(f"{name}*.py")), f"{generic}/ holds a {name} module"
+
+
+def test_no_source_folder_is_named_like_build_output():
+    """ruff and structure tools skip folders named build/dist/... as build output (they once hid
+    families/owl/build/, 1,302 lines, from every check)."""
+    skipped = {"build", "dist", "_build", "site-packages", "node_modules", "venv", ".venv"}
+    assert [p for p in SRC.rglob("*") if p.is_dir() and p.name in skipped] == []

@@ -21,7 +21,7 @@ from babelprobe.report.terminal import plain
 
 def register(root: CommandRoot) -> None:
     from babelprobe.families.owl.audio_commands import register as register_audio
-    from babelprobe.families.owl.build.command import register as register_build
+    from babelprobe.families.owl.builder.command import register as register_build
 
     register_audio(root)  # `owl audio`
     register_build(root)  # `owl build` (build/command.py)

@@ -11,12 +11,13 @@ from rich.table import Table
 
 from babelprobe.analysis.bootstrap import Cell
 from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
-
-GROUP_NAMES = ("original", "official", "unseen")
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, n_note, pct, text
 from babelprobe.report.terminal import plain, titled as _titled
 from babelprobe.store import Manifest
+
+GROUP_NAMES = ("original", "official", "unseen")
+
 
 def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, console: Console | None = None) -> None:
     """Accuracy (direct probing, name cloze) or chrF++ (prefix probing) per language and group."""

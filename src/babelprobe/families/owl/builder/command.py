@@ -75,9 +75,9 @@ def register(root: CommandRoot) -> None:
         from babelprobe.commands import console, fail
         from babelprobe.config import comma_list
         from babelprobe.data.validation import DatasetError
-        from babelprobe.families.owl.build.books import BuildError
-        from babelprobe.families.owl.build.options import BuildOptions
-        from babelprobe.families.owl.build.run import run_build
+        from babelprobe.families.owl.builder.books import BuildError
+        from babelprobe.families.owl.builder.options import BuildOptions
+        from babelprobe.families.owl.builder.run import run_build
         from babelprobe.models.registry import UnsupportedKind
         from babelprobe.report.terminal import plain
 
