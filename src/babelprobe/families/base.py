@@ -145,6 +145,12 @@ class Family(Generic[Config]):
     def print_summary(self, summary: BaseModel, manifest: Manifest | None, console: Console) -> None:
         raise NotImplementedError
 
+    def smoke_config(self, out: Path) -> RunOptions:
+        """The smallest real run of the family (a few items, one model call each where it can),
+        written to ``out``: the configuration the family contract tests run for every registered
+        family (tests/test_families.py, tests/test_html_report.py). Every family must give one."""
+        raise NotImplementedError(f"family {self.name!r} gives no smoke_config (see families/base.py)")
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         """The runs ``babelprobe demo`` makes on the bundled data (each in its own folder of ``out``)."""
         return []

@@ -62,6 +62,9 @@ class CKAFamily(Family[CKAConfig]):
 
         return cka_profile(summary)
 
+    def smoke_config(self, out: Path) -> CKAConfig:
+        return CKAConfig(out=out, langs=["en", "ru"], limit=4, bootstrap_resamples=500)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun(f"cka, {mode} mode", CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",
                                                        device=device, overwrite=True))

@@ -103,6 +103,9 @@ class OwlFamily(Family[OwlConfig]):
 
         return owl_profile(summary)
 
+    def smoke_config(self, out: Path) -> OwlConfig:
+        return OwlConfig(out=out, limit=1, max_tokens=8, prefix_max_tokens=8, bootstrap_resamples=500, figures=False)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun("owl: direct probing, name cloze, prefix probing",
                         OwlConfig(model=model, data=DEMO_OWL, out=out / "owl", device=device, overwrite=True))]

@@ -1,0 +1,42 @@
+"""The family contract, derived from the registry (and the outside fixture family of
+tests/fixtures/external_family): each family gives its own smoke configuration, which the
+end-to-end family tests run (tests/test_families.py, tests/test_html_report.py) instead of a
+hand-kept list that falls through to one family's config."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from babelprobe.families import Family, family_names, get_family, load_items
+
+FIXTURE = Path(__file__).parent / "fixtures" / "external_family"
+
+
+def outside_family() -> Family:
+    sys.path.insert(0, str(FIXTURE))
+    try:
+        from babelprobe_fertility.family import family
+    finally:
+        sys.path.remove(str(FIXTURE))
+    return family
+
+
+@pytest.mark.parametrize("name", [*family_names(), "fertility (outside fixture)"])
+def test_every_family_gives_a_small_smoke_config_of_its_own(name, tmp_path):
+    family = outside_family() if name.startswith("fertility") else get_family(name)
+    config = family.smoke_config(tmp_path / family.name)
+    assert type(config) is family.config and config.probe == family.name
+    assert config.out == tmp_path / family.name
+    items = load_items(family, config)
+    assert 0 < len(items) <= 12, f"{family.name}: a smoke run of {len(items)} {family.item_noun} is not small"
+
+
+def test_a_family_without_a_smoke_config_says_so():
+    class Bare(Family):
+        name = "bare"
+
+    with pytest.raises(NotImplementedError, match="'bare' gives no smoke_config"):
+        Bare().smoke_config(Path("out"))
