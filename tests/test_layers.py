@@ -14,11 +14,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "babelprobe"
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: list[list[str]] = [
-    ["text", "versions", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
+    ["text", "versions", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "data.releases", "analysis",
      "models.base"],
-    ["models", "store", "config"],
+    ["models", "store", "config", "data.fetch"],
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],
-    ["families.base", "families", "runs", "runner", "executors", "data.fetch"],
+    ["families.base", "families", "runs", "runner", "executors"],
     ["families.*"],  # one folder per family
     ["pipeline", "report.html", "report.export", "suite"],
     ["cli", "cli_options", "suite_cli", "__main__", "__init__"],

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-    from babelprobe.data.fetch import Release
+    from babelprobe.data.releases import Release
     from babelprobe.models.base import Backend, Request
     from babelprobe.report.sections import ProfileMetric, Section
     from babelprobe.runner import Outcome, Probe

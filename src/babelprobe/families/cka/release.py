@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from babelprobe.data.fetch import Converted, Downloaded, FetchError, Release, missing_columns, unknown_langs
+from babelprobe.data.releases import Converted, Downloaded, FetchError, Release, missing_columns, unknown_langs
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.cka.data import parse_fact

@@ -145,6 +145,6 @@ class EclekticFamily(Family[EclekticConfig]):
     def commands(self, root) -> None:
         from babelprobe.families.eclektic.commands import register
 
-        register(root)
+        register(root, self)
 
 family = EclekticFamily()

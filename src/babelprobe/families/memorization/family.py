@@ -222,6 +222,6 @@ class MemorizationFamily(Family[MemorizationConfig]):
     def commands(self, root) -> None:
         from babelprobe.families.memorization.commands import register
 
-        register(root)
+        register(root, self)
 
 family = MemorizationFamily()

@@ -14,12 +14,13 @@ from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
 from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
-from babelprobe.families.base import CommandRoot
+from babelprobe.families.base import CommandRoot, Family
 from babelprobe.families.owl.data import convert_owl_release
 from babelprobe.report.terminal import plain
+from babelprobe.runs import RunError, read_runs
 
 
-def register(root: CommandRoot) -> None:
+def register(root: CommandRoot, family: Family) -> None:
     from babelprobe.families.owl.audio_commands import register as register_audio
     from babelprobe.families.owl.builder.command import register as register_build
 
@@ -27,7 +28,7 @@ def register(root: CommandRoot) -> None:
     register_build(root)  # `owl build` (build/command.py)
     rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
     register_presence(root)
-    register_quantization(root)
+    register_quantization(root, family)
     register_membership(root)
 
     @rescore_app.command("owl")
@@ -167,7 +168,7 @@ def register_presence(root: CommandRoot) -> None:
             console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
 
 
-def register_quantization(root: CommandRoot) -> None:
+def register_quantization(root: CommandRoot, family: Family) -> None:
     owl_app = root.group("owl", "OWL analyses across runs (App. E).")
 
     @owl_app.command("quantization")
@@ -180,16 +181,13 @@ def register_quantization(root: CommandRoot) -> None:
     ) -> None:
         """OWL Tables 10-12: each run's change from the baseline in points, paired bootstrap CI per cell (App. E)."""
         from babelprobe.families.owl.quantization import GROUPS, format_delta, quantization_tables
-        from babelprobe.runs import read_run
 
         frames, labels = {}, []
-        for run_dir in [baseline, *runs]:
-            try:
-                stored = read_run(run_dir)
-            except (FileNotFoundError, ValueError) as exc:
-                fail(str(exc))
-            if stored.manifest.probe != "owl":
-                fail(f"{run_dir}: not an owl run ({stored.manifest.probe})")
+        try:
+            stored_runs = read_runs([baseline, *runs], family)
+        except RunError as exc:
+            fail(str(exc))
+        for run_dir, stored in zip([baseline, *runs], stored_runs):
             label = stored.manifest.model.spec
             if label in labels:
                 label = f"{label} ({run_dir.name})"

@@ -114,6 +114,6 @@ class OwlFamily(Family[OwlConfig]):
     def commands(self, root) -> None:
         from babelprobe.families.owl.commands import register
 
-        register(root)
+        register(root, self)
 
 family = OwlFamily()
