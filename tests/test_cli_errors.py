@@ -17,7 +17,7 @@ from babelprobe.families.cka.config import DEMO_CKA
 from babelprobe.families.owl.config import DEMO_OWL
 from babelprobe.families import family_names, get_family
 from babelprobe.families.cka.config import CKAConfig
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.models.base import Fingerprint, LogLikelihoodResult
 from babelprobe.families.cka.probe import CKAProbe
 

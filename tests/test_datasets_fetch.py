@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.families.eclektic.data import load_eclektic
 from babelprobe.data.fetch import hash_release_files
 from babelprobe.data.releases import FetchError

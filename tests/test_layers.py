@@ -106,10 +106,16 @@ def family_of(module: str) -> str | None:
     return parts[1] if parts[0] == "families" and len(parts) > 2 else None
 
 
+# memorization's use of OWL's script_tokens moves to the language layer (babelprobe/text) on its
+# own branch; this one edge is tolerated until then, and nothing else
+NOT_YET_MOVED = {("families.memorization.metrics", "families.owl.metrics")}
+
+
 def test_no_family_imports_another_family():
     bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
            for line, target in imports(path)
-           if family_of(module_name(path)) and family_of(target) not in (None, family_of(module_name(path)))]
+           if family_of(module_name(path)) and family_of(target) not in (None, family_of(module_name(path)))
+           and (module_name(path), target) not in NOT_YET_MOVED]
     assert bad == []
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from babelprobe.families.cka.config import DEMO_CKA, CKAConfig
-from babelprobe.families.cka.data import CKAFact, load_cka_facts
+from babelprobe.data.polyglot_or_not import CKAFact, load_cka_facts
 from babelprobe.families.cka.release import RELEASE
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan
 from babelprobe.families.cka.probe import CKAProbe

@@ -19,7 +19,7 @@ from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 from babelprobe.languages import normalise_code
