@@ -10,18 +10,7 @@ from babelprobe.families.owl.data import OwlItem, load_owl
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.owl.release import RELEASE
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan, sample_groups
-from babelprobe.families.owl.probe import PERTURBATIONS, OwlProbe
-
-
-def task_perturbations(config: OwlConfig) -> list[tuple[str, str]]:
-    """Every (task, perturbation) the config selects that applies to its task."""
-    pairs = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
-             if config.perturbations is None or p in config.perturbations]
-    if not pairs:
-        applicable = "; ".join(f"{task}: {', '.join(PERTURBATIONS[task])}" for task in config.tasks)
-        raise ValueError(f"--perturbations {','.join(config.perturbations or [])}: none applies to --tasks "
-                         f"{','.join(config.tasks)} ({applicable})")
-    return pairs
+from babelprobe.families.owl.probe import OwlProbe, task_perturbations
 
 
 class OwlFamily(Family[OwlConfig]):
