@@ -42,11 +42,6 @@ def _files(path: Path) -> list[tuple[Path, str | None]]:
     return [(path, None)]
 
 
-def sample_files(path: str | Path) -> list[Path]:
-    """The files a sample path stands for (for the manifest's hashes)."""
-    return [f for f, _ in _files(Path(path))]
-
-
 def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | None = None,
                  seed: int = 0) -> list[Sample]:
     """Load and validate every sample; ``limit`` keeps a seeded sample of that many per language.
