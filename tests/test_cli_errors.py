@@ -46,8 +46,8 @@ def run_args(probe: str, tmp_path: Path, *extra: str) -> list[str]:
 # ---------------------------------------------------------------- model specs and --out
 
 def test_missing_hf_directory_is_one_line(tmp_path):
-    text = refused(run_args("cka", tmp_path, "--model", "hf:/no/such/dir"),
-                   "/no/such/dir is neither an existing directory nor a hub id")
+    refused(run_args("cka", tmp_path, "--model", "hf:/no/such/dir"),
+            "/no/such/dir is neither an existing directory nor a hub id")
     assert not (tmp_path / "run").exists()
 
 

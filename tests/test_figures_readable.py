@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import math
 import shutil
-from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot

@@ -6,7 +6,6 @@ and text-only models refused before any request."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np

@@ -27,17 +27,14 @@ text prompt with the Whisper transcript in place of the passage (hearing vs read
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
 from pydantic import BaseModel
 
-from babelprobe.analysis.bootstrap import Cell
 from babelprobe.data.perturbations import NameNotMaskable
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.owl.data import OwlItem
