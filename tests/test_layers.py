@@ -5,6 +5,7 @@ generic imports a family folder."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -155,3 +156,12 @@ def test_no_source_folder_is_named_like_build_output():
     families/owl/build/, 1,302 lines, from every check)."""
     skipped = {"build", "dist", "_build", "site-packages", "node_modules", "venv", ".venv"}
     assert [p for p in SRC.rglob("*") if p.is_dir() and p.name in skipped] == []
+
+
+def test_no_comment_cites_the_projects_tracker():
+    """The tracker is not in the repository: a comment says why itself ("its issue #N" of another
+    project, which a reader can look up, is fine)."""
+    cited = re.compile(r"(?<!its )\bissues? #?\d+", re.IGNORECASE)
+    bad = [f"{path.relative_to(SRC)}:{number}" for path in sorted(SRC.rglob("*.py"))
+           for number, line in enumerate(path.read_text().splitlines(), 1) if cited.search(line)]
+    assert bad == []

@@ -160,7 +160,7 @@ class FiguresOption(BaseModel):
 
 
 class PartsOption(BaseModel):
-    """For families whose runs can be written per language (issue 19 §3): ``language`` runs the
+    """For families whose runs can be written per language: ``language`` runs the
     stages one language at a time, writes ``parts/<lang>.parquet`` as each finishes (only one
     language's records are held) and, when a killed run is started again on the same --out,
     skips the languages already written; ``none`` (default) runs all items at once, as before."""

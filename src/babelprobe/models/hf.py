@@ -1,6 +1,6 @@
 """The transformers backend: HF directories and hub ids, GGUF files (dequantised), CPU and CUDA.
 
-Speed rules (issues #2, #11): requests arrive length-sorted from the runner's collator, requests
+Speed rules: requests arrive length-sorted from the runner's collator, requests
 that share a context in the same batch; continuations of one context hang below one copy of it in
 a tree row and a request whose tokens are a prefix of another's is read off that longer row
 (``pack_shared_contexts``); where the attention takes a custom mask the rows are packed side by

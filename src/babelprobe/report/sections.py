@@ -70,7 +70,7 @@ def figure(fig: MplFigure) -> Figure:
 def n_note(n: int | None) -> str:
     """The n beside a statistic, flagged below ``analysis.bootstrap.SMALL_N`` (the one threshold):
     ', n = 12 (small n)' or ', n = 240'; '' when n is unknown. Terminal, Markdown and HTML tables
-    all print it (issue 18: '100.0 (100.0–100.0)' at n = 1 must say so)."""
+    all print it ('100.0 (100.0–100.0)' at n = 1 must say so)."""
     from babelprobe.analysis.bootstrap import small_n
 
     if n is None:
@@ -91,7 +91,7 @@ def pct(value: float | None, low: float | None = None, high: float | None = None
 
 def error_of(value: object) -> str | None:
     """The stored ``error`` cell of an item row: its message, or None for an item that did not error.
-    Every family's item table asks this one question (issue 18): a good item's cell is None, NaN
+    Every family's item table asks this one question: a good item's cell is None, NaN
     (pandas fills a string column's gaps with NaN, and NaN is truthy) or empty, never an error."""
     import pandas as pd
 

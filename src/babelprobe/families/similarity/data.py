@@ -87,7 +87,7 @@ def _from_file(path: Path, langs: list[str] | None, varieties: dict[str, str] | 
             problems.append(bad)
             continue
         raw = language
-        language = normalise_code(language)  # one code per language (issue 19 §4)
+        language = normalise_code(language)  # one code per language
         if langs is not None and language not in langs:
             continue
         if varieties and language in varieties and script_of(raw) != varieties[language]:
