@@ -40,3 +40,30 @@ def test_a_family_without_a_smoke_config_says_so():
 
     with pytest.raises(NotImplementedError, match="'bare' gives no smoke_config"):
         Bare().smoke_config(Path("out"))
+
+
+def test_a_command_group_is_declared_once():
+    """`owl` was declared by four modules with three help texts; which one showed depended on the
+    order the families loaded in."""
+    import typer
+
+    from babelprobe.families.base import SHARED_GROUPS, CommandRoot
+
+    root = CommandRoot(typer.Typer(), add_run_command=lambda family, app: None)
+    assert root.group("owl", "OWL's own tools.") is root.group("owl", "OWL's own tools.")
+    with pytest.raises(ValueError, match="'owl' declared twice"):
+        root.group("owl", "OWL analyses across runs.")
+    assert root.group("corpus").info.help == SHARED_GROUPS["corpus"]
+    with pytest.raises(ValueError, match="'corpus' is shared"):
+        root.group("corpus", "Build memorization samples from a corpus.")
+
+
+def test_every_command_group_of_the_cli_has_one_help():
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    shown = CliRunner().invoke(app, ["owl", "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert all(f" {command} " in shown.output for command in ("audio", "build", "quantization", "membership"))
+    assert "OWL's own tools: speech for the audio ablation" in " ".join(shown.output.split())

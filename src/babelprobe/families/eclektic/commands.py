@@ -16,7 +16,7 @@ from babelprobe.runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:
-    rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
+    rescore_app = root.group("rescore")
 
     @rescore_app.command("eclektic")
     def rescore_eclektic(

@@ -24,7 +24,7 @@ def register(root: CommandRoot, family: Family) -> None:
     from babelprobe.families.memorization.corpus import FilterSettings
 
     filters = FilterSettings()  # the §5.2 defaults, declared once there
-    corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
+    corpus_app = root.group("corpus")
     memorization_app = root.group("memorization", "Memorization analyses across runs (Shared Path Table 14).")
 
     @corpus_app.command("sample")

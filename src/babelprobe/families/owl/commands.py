@@ -24,12 +24,14 @@ def register(root: CommandRoot, family: Family) -> None:
     from babelprobe.families.owl.audio_commands import register as register_audio
     from babelprobe.families.owl.builder.command import register as register_build
 
-    register_audio(root)  # `owl audio`
-    register_build(root)  # `owl build` (build/command.py)
-    rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
+    owl_app = root.group("owl", "OWL's own tools: speech for the audio ablation, building a dataset from books, "
+                                "analyses across runs (App. E).")
+    register_audio(owl_app)  # `owl audio`
+    register_build(owl_app)  # `owl build` (builder/command.py)
+    rescore_app = root.group("rescore")
     register_presence(root)
-    register_quantization(root, family)
-    register_membership(root)
+    register_quantization(owl_app, family)
+    register_membership(owl_app)
 
     @rescore_app.command("owl")
     def rescore_owl(
@@ -89,7 +91,7 @@ def register(root: CommandRoot, family: Family) -> None:
 
 
 def register_presence(root: CommandRoot) -> None:
-    corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
+    corpus_app = root.group("corpus")
 
     @corpus_app.command("index")
     def corpus_index(
@@ -168,9 +170,7 @@ def register_presence(root: CommandRoot) -> None:
             console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
 
 
-def register_quantization(root: CommandRoot, family: Family) -> None:
-    owl_app = root.group("owl", "OWL analyses across runs (App. E).")
-
+def register_quantization(owl_app: typer.Typer, family: Family) -> None:
     @owl_app.command("quantization")
     def owl_quantization(
         baseline: Path = typer.Argument(..., help="the full-precision run (an owl run directory)"),
@@ -221,9 +221,7 @@ def register_quantization(root: CommandRoot, family: Family) -> None:
             console.print(f"tables: {plain(str(out))}")
 
 
-def register_membership(root: CommandRoot) -> None:
-    owl_app = root.group("owl", "OWL analyses across runs (App. E).")
-
+def register_membership(owl_app: typer.Typer) -> None:
     @owl_app.command("membership")
     def owl_membership(
         run_dir: Path = typer.Argument(..., help="a memorization run over OUT/samples.jsonl of `corpus presence`"),

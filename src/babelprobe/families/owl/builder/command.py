@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from babelprobe.families.base import CommandRoot
 
 HELP = """Build an OWL dataset from your own books (OWL App. B.1-B.2), in eight named stages.
 
@@ -38,9 +37,7 @@ killed or repeated build resumes after the last finished stage with unchanged op
 """
 
 
-def register(root: CommandRoot) -> None:
-    owl_app = root.group("owl", "OWL's own tools (building a dataset from books).")
-
+def register(owl_app: typer.Typer) -> None:
     @owl_app.command("build", help=HELP)
     def build(
         books: Path = typer.Argument(..., help="the books table (see above)"),
