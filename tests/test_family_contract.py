@@ -67,3 +67,17 @@ def test_every_command_group_of_the_cli_has_one_help():
     assert shown.exit_code == 0, shown.output
     assert all(f" {command} " in shown.output for command in ("audio", "build", "quantization", "membership"))
     assert "OWL's own tools: speech for the audio ablation" in " ".join(shown.output.split())
+
+
+@pytest.mark.parametrize("name", family_names())
+def test_batch_size_is_one_option_with_one_help(name):
+    """Families give --batch-size only another default (config.batch_size_option)."""
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+    from babelprobe.config import BATCH_SIZE_HELP
+
+    field = get_family(name).config.model_fields["batch_size"]
+    assert field.default >= 1
+    shown = CliRunner().invoke(app, ["run", name, "--help"], env={"COLUMNS": "300"})
+    assert BATCH_SIZE_HELP in " ".join(shown.output.split()), shown.output

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import field_validator, model_validator
 
-from babelprobe.config import BUNDLED_DATA, BootstrapOption, PartsOption, RunOptions, option
+from babelprobe.config import BUNDLED_DATA, BootstrapOption, PartsOption, RunOptions, batch_size_option, option
 
 DEMO_MEMORIZATION = BUNDLED_DATA / "memorization_demo.jsonl"
 
@@ -64,7 +64,7 @@ class MemorizationConfig(RunOptions, BootstrapOption, PartsOption):
     pm_whitespace: Literal["keep", "drop"] | None = option(
         None, "encoder-decoder PM: keep (every masked token; babelprobe) or drop (whitespace-only pieces, as "
               "logprob_mt5.py)")
-    batch_size: int = option(16, "requests per forward pass or generation batch", ge=1)
+    batch_size: int = batch_size_option(16)
 
     @field_validator("prefix_tokens")
     @classmethod

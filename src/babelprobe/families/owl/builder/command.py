@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from babelprobe.config import BATCH_SIZE_HELP
 
 HELP = """Build an OWL dataset from your own books (OWL App. B.1-B.2), in eight named stages.
 
@@ -60,7 +61,7 @@ def register(owl_app: typer.Typer) -> None:
                                   "book is a name everywhere in it) or passage (spaCy on the passage alone)"),
         per_book: int = typer.Option(100, help="stage sample: passages per book and set"),
         seed: int = typer.Option(0, help="sampling and generation seed"),
-        batch_size: int = typer.Option(8, help="requests per batch"),
+        batch_size: int = typer.Option(8, help=BATCH_SIZE_HELP, min=1),
         cache: Optional[Path] = typer.Option(None, help="response cache (default OUT/build/cache.sqlite)"),
         device: str = typer.Option("auto", help="device for local translators"),
         dtype: str = typer.Option("auto", help="dtype for local translators"),
