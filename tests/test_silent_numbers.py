@@ -90,9 +90,13 @@ def test_masks_keep_particles_and_proclitics_and_take_endings():
 
 
 def test_a_form_that_cannot_be_masked_is_an_error_row_naming_it():
-    with pytest.raises(NameNotMaskable, match=r"'Alicellekinkohan' at character 10"):
-        mask_names("Ja sitten Alicellekinkohan sanottiin. Alice.", ["Alice"], "fi")
-    item = _item("Ja sitten Alicellekinkohan sanottiin. Alice.", "Alice", "fi")
+    # issue 27: the Finnish paradigm (text/data/names/fi.tsv) places case + clitics (-lle-kin-ko-han)
+    assert mask_names("Ja sitten Alicellekinkohan sanottiin. Alice.", ["Alice"], "fi") == \
+        f"Ja sitten {MASK} sanottiin. {MASK}."
+    # ... but not a word glued after the name (Alice + talossa): the layer cannot place it
+    with pytest.raises(NameNotMaskable, match=r"'Alicetalossa' at character 10"):
+        mask_names("Ja sitten Alicetalossa sanottiin. Alice.", ["Alice"], "fi")
+    item = _item("Ja sitten Alicetalossa sanottiin. Alice.", "Alice", "fi")
     probe = OwlProbe("name-cloze", "masked")
     assert probe.requests(item) == []
     with pytest.raises(NameNotMaskable):
@@ -138,26 +142,26 @@ def test_prefix_probe_counts_and_splits_words():
     item = _item(thai, "x", "th").model_copy(update={"names": ()})
     prompt = OwlProbe("prefix").prompt(item)
     count = int(re.search(r"more than (\d+) words", prompt).group(1))
-    assert count == len(text_units(second)) and count < len(second) // 2  # words, not letters
+    assert count == len(text_units(second)) and count < len(second) // 2  # words, not letters (no punctuation here)
     assert script_tokens("ผมชอบกินกาแฟ") == ["ผม", "ชอบ", "กิน", "กาแฟ"]
 
 
 def test_a_script_without_segmenter_is_said_once_never_silently():
     from babelprobe import segmenters
 
-    segmenters._RECORDED.pop("Khmer", None)
+    segmenters._RECORDED.pop("Tibetan", None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        text_units("ភាសាខ្មែរ")
-        text_units("ខ្មែរ ភាសា")
+        text_units("བོད་ཡིག")
+        text_units("ཡིག བོད")
     said = [w for w in caught if issubclass(w.category, segmenters.SegmenterMissing)]
-    assert len(said) == 1 and "Khmer" in str(said[0].message)
-    assert any("Khmer" in line for line in segmenters.recorded_warnings())
+    assert len(said) == 1 and "Tibetan" in str(said[0].message)
+    assert any("Tibetan" in line for line in segmenters.recorded_warnings())
     segmenters.start_run()  # the next run says it again, once
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        text_units("ភាសាខ្មែរ")
-        text_units("ភាសាខ្មែរ")
+        text_units("བོད་ཡིག")
+        text_units("བོད་ཡིག")
     assert len([w for w in caught if issubclass(w.category, segmenters.SegmenterMissing)]) == 1
 
 
@@ -256,11 +260,12 @@ def test_an_honorific_alone_is_not_the_name(answer, gold, language):
 
 
 def test_honorific_lists_are_pinned_per_language():
-    assert set(HONORIFICS_BY_LANGUAGE) == {"en", "es", "fr", "de", "it", "pt", "nl", "ru", "uk", "bg", "pl", "cs",
-                                           "tr", "vi", "hu"}
+    # issue 27: the lists moved to text/data/titles/<lang>.tsv (a source per row) and grew to every
+    # language OWL, ECLeKTiC and Polyglot-or-Not ship; the issue-16 lists are all still there
     sizes = {lang: len(words) for lang, words in HONORIFICS_BY_LANGUAGE.items()}
-    assert sizes == {"en": 70, "es": 36, "fr": 41, "de": 38, "it": 35, "pt": 31, "nl": 20, "ru": 58, "uk": 41,
-                     "bg": 39, "pl": 33, "cs": 29, "tr": 36, "vi": 12, "hu": 18}
+    before = {"en": 70, "es": 36, "fr": 41, "de": 38, "it": 35, "pt": 31, "nl": 20, "ru": 58, "uk": 41,
+              "bg": 39, "pl": 33, "cs": 29, "tr": 36, "vi": 12, "hu": 18}
+    assert all(sizes[lang] >= size for lang, size in before.items()), sizes
     # a word that is an honorific in one language only is a name word elsewhere (Peter Pan)
     assert is_honorific("Pan", "pl") and not is_honorific("Pan", "en")
     assert name_cloze_correct("<name>Pan</name>", ["Peter Pan"], "en")

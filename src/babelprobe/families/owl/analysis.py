@@ -5,7 +5,6 @@ scores; an error taxonomy with the most frequent wrong answers; run-to-run delta
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 
 import pandas as pd
@@ -14,23 +13,11 @@ from pydantic import BaseModel
 from babelprobe.analysis.bootstrap import Cell, bootstrap_ci
 from babelprobe.families.owl.audio import AUDIO_LANGUAGE, MODALITIES, VARIANT_OF
 from babelprobe.families.owl.metrics import is_honorific, normalize
+from babelprobe.text.pronouns import is_abstention, is_pronoun
 
 LENGTH_BUCKETS = ((0, 50, "0-50"), (50, 100, "50-100"), (100, 10**9, "100+"))
-# Written in their own script; looked up both as written (casefolded) and transliterated.
-PRONOUNS = frozenset({
-    "he", "she", "it", "they", "him", "her", "them", "his", "hers", "i", "me", "you", "we", "us",
-    "el", "ella", "ellos", "ellas", "il", "elle", "ils", "elles", "lui", "er", "sie", "es", "ihn", "ihm",
-    "o", "onlar", "ben", "sen", "biz", "siz", "он", "она", "оно", "они", "его", "её", "ее", "ему", "ей", "им",
-    "их", "я", "ты", "мы", "вы", "nó", "họ",
-    # Ukrainian (той/та: the demonstratives that stand for "he"/"she" in narration)
-    "він", "вона", "воно", "вони", "його", "її", "йому", "їй", "ним", "нею", "них", "їх", "їм", "ти", "ми", "ви",
-    "мене", "тебе", "нас", "вас", "той", "та", "те", "ті", "цей", "ця",
-    # Bulgarian
-    "той", "тя", "то", "те", "него", "нея", "тях", "му", "ѝ", "им", "аз", "ти", "ние", "вие", "мен", "теб",
-    "нас", "вас", "тоя", "тази", "този",
-})
-ABSTENTIONS = {"", "unknown", "none", "n/a", "na", "i don't know", "i do not know", "book name", "author name",
-               "name", "not sure", "no idea", "unknown author", "unknown title", "no name"}
+# Pronouns and abstention words per language: text/data/pronouns/<lang>.tsv (a source per row).
+_REFUSALS = ("i cannot", "i can't", "sorry")
 
 
 def length_bucket(tokens: int) -> str:
@@ -52,6 +39,9 @@ class TaskSummary(BaseModel):
     errors_taxonomy: dict[str, int] = {}
     frequent_wrong: dict[str, list[tuple[str, int]]] = {}  # language -> [(answer, count)]
     overlap: dict[str, float] = {}  # prefix probing: mean chrF++, chrF, BLEU, ROUGE-L
+    # items the language layer flagged (text_flag: a refused mask, a form or answer it could not
+    # place, a language without a name paradigm), per language
+    text_flagged: dict[str, int] = {}
     # App. B.4 / Fig. 10 (run owl --presence): "seen"/"unseen" overall, then "<language group>/seen" ...
     by_presence: list[Cell] = []
     by_language_presence: list[Cell] = []  # "<language>/seen", "<language>/unseen" (the profile's columns)
@@ -110,24 +100,32 @@ def error_category(row: pd.Series) -> str:
     """App. F's taxonomy for a wrong answer."""
     if row["task"] == "direct":
         title = normalize(row["title"] or "").strip(" .\"'")
-        if title in ABSTENTIONS or title.startswith(("i cannot", "i can't", "sorry")):
+        if is_abstention(row["title"] or "", row.get("language")) or title.startswith(_REFUSALS):
             return "abstention"
         if row["author_correct"]:
             return "correct author, wrong title"
         return "wrong book"
     name = (row["name"] or "").strip()
     norm = normalize(name).strip(" .\"'")
-    if norm in ABSTENTIONS or norm.startswith(("i cannot", "i can't", "sorry")):
+    if is_abstention(name, row.get("language")) or norm.startswith(_REFUSALS):
         return "abstention"
     if "[mask]" in norm:
         return "[MASK] echoed"
-    if norm in PRONOUNS or unicodedata.normalize("NFKC", name).casefold().strip(" .\"'") in PRONOUNS:
-        return "pronoun"  # the transliteration of "он" is "on": look up the written form too
+    if is_pronoun(name, row.get("language")):
+        return "pronoun"
     if name.split() and all(is_honorific(word, row.get("language")) for word in name.split()):
         return "honorific"
     if re.search(r",|/|\bor\b|;", norm) or str(row["output"] or "").count("<name>") > 1:
         return "multiple guesses"
     return "wrong name"
+
+
+def text_flag_counts(items: pd.DataFrame) -> dict[str, int]:
+    """Flagged items (text_flag set) per language; languages without flags are left out."""
+    if "text_flag" not in items:
+        return {}
+    flagged = items[items["text_flag"].notna()]
+    return {str(lang): len(g) for lang, g in flagged.groupby("language", sort=True)}
 
 
 def _cell(name: str, group: pd.DataFrame, column: str, n_resamples: int, seed: int) -> Cell:
@@ -157,6 +155,7 @@ def summarise_task(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0
                          for b, bg in scored.groupby("book_id")},
         by_presence=presence_cells(items, column, n_resamples, seed),
         by_language_presence=presence_cells(items, column, n_resamples, seed, by="language"),
+        text_flagged=text_flag_counts(items),
     )
     if column == "correct":
         wrong = scored[~scored["correct"].astype(bool)]
@@ -235,7 +234,7 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
     from babelprobe.data.tables import read_rows
     from babelprobe.data.validation import DatasetError, Problem
     from babelprobe.families.owl.metrics import (
-        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_correct, rouge_l, trim_echo,
+        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_verdict, rouge_l, trim_echo,
     )
 
     rows = read_rows(Path(path))
@@ -274,7 +273,8 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
                     names = ast.literal_eval(raw) if isinstance(raw, str) else list(raw or [])
                 except (ValueError, SyntaxError):
                     raise DatasetError([Problem(str(path), number, "Single_ent", f"not a list of names: {raw!r}")])
-                record["correct"] = name_cloze_correct(prediction, [str(n) for n in names], lang)
+                # the compat path: the authors' rule only (OWL §2.2 fn. 6), so rescored numbers stay the paper's
+                record["correct"] = name_cloze_verdict(prediction, [str(n) for n in names], lang, forms=False).correct
             else:
                 reference = str(row.get(f"{lang}_second_half") or "")
                 continuation = trim_echo(str(row.get(f"{lang}_first_half") or ""), extract_continuation(prediction))

@@ -11,13 +11,18 @@ stricter for the same threshold. Normalisation is ``unidecode`` + lowercase (+ s
 from __future__ import annotations
 
 import re
-import unicodedata
+from dataclasses import dataclass
 from typing import Iterable
 
 from rapidfuzz import fuzz
 from unidecode import unidecode
 
-from babelprobe.languages import join_units, text_units, unit_spans
+from babelprobe.languages import join_units, text_units
+from babelprobe.text.evidence import Evidence, Unsure
+from babelprobe.text.names import name_forms, name_parts
+from babelprobe.text.titles import find_title, is_title, titles_by_language
+from babelprobe.text.units import word_spans
+from babelprobe.text.tokenize import rouge_l_text as rouge_l, script_tokens  # noqa: F401  (the layer's; old names)
 
 DIRECT_PROBE_THRESHOLD = 0.9
 NAME_CLOZE_THRESHOLD = 0.7
@@ -82,78 +87,14 @@ def parse_name(text: str) -> str:
     return " ".join(_inside_tags(text).split())
 
 
-# Titles, ranks, kinship terms and forms of address that stand before (or for) a character's name
-# in each language, written as in running text: a word of a name, never the name alone (a model
-# answering "Count" for Count Vronsky, "князь" for князь Мышкин or "Uncle" for Uncle Tom has
-# named no one). Pinned by tests/test_owl_metrics.py. Compared casefolded as written and after
-# normalize() without dots ("Mr." -> "mr", "Doña" -> "dona", "господин" -> "gospodin").
-HONORIFICS_BY_LANGUAGE: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in {
-    "en": "mr mrs ms miss mister missus sir dame lady lord madam ma'am master mistress dr doctor prof professor "
-          "rev reverend father mother brother sister uncle aunt auntie cousin grandfather grandmother grandpa "
-          "grandma granny count countess duke duchess prince princess king queen baron baroness earl marquis "
-          "marquess viscount emperor empress tsar czar sultan captain capt colonel col general gen major "
-          "lieutenant lt sergeant sgt corporal admiral commander st saint judge squire",
-    "es": "señor señora señorita sr sra srta don doña tío tía padre madre fray sor conde condesa duque duquesa "
-          "príncipe princesa rey reina marqués marquesa barón baronesa capitán coronel general teniente doctor "
-          "dr san santo santa maese",
-    "fr": "monsieur m mme madame mademoiselle mlle mgr monseigneur maître père mère frère sœur oncle tante "
-          "comte comtesse duc duchesse prince princesse roi reine marquis marquise baron baronne vicomte "
-          "vicomtesse capitaine colonel général lieutenant docteur abbé saint sainte st ste dame sire",
-    "de": "herr frau fräulein hr frl doktor dr professor prof graf gräfin fürst fürstin prinz prinzessin herzog "
-          "herzogin könig königin baron baronin freiherr onkel tante vater mutter bruder schwester hauptmann "
-          "oberst general leutnant major kapitän sankt st pfarrer pastor",
-    "it": "signor signore signora signorina sig don donna conte contessa duca duchessa principe principessa re "
-          "regina marchese marchesa barone zio zia padre madre fra frate suor dottore dottor dott capitano "
-          "colonnello generale san santo santa messer",
-    "pt": "senhor senhora sr sra dom dona tio tia conde condessa duque duquesa príncipe princesa rei rainha barão "
-          "baronesa marquês marquesa capitão coronel general doutor dr padre frei são santo santa seu",
-    "nl": "meneer mijnheer mevrouw juffrouw heer graaf gravin prins prinses koning koningin baron oom tante "
-          "dokter dr kapitein kolonel generaal sint",
-    "ru": "господин госпожа барин барыня сударь сударыня князь княгиня княжна граф графиня барон баронесса царь "
-          "царица император императрица принц принцесса король королева герцог герцогиня дядя тётя тетя "
-          "батюшка матушка отец мать брат сестра дедушка бабушка капитан полковник генерал майор поручик "
-          "лейтенант ротмистр доктор профессор пан пани мистер миссис мисс сэр леди лорд мадам месье святой "
-          "св товарищ гражданин гражданка",
-    "uk": "пан пані панна панич добродій добродійка князь княгиня граф графиня король королева цар цариця "
-          "дядько тітка батько мати брат сестра дід баба капітан полковник генерал майор лікар доктор професор "
-          "святий св отець отаман гетьман сотник містер місіс міс сер леді лорд",
-    "bg": "господин госпожа госпожица г-н г-жа г-ца бай кака чичо вуйчо леля баба дядо княз княгиня граф "
-          "графиня цар царица крал кралица принц принцеса капитан полковник генерал майор доктор професор поп "
-          "отец свети св мистър мисис мис сър лейди лорд",
-    "pl": "pan pani panna panicz hrabia hrabina książę księżna król królowa baron wuj wujek ciocia ciotka stryj "
-          "ojciec matka brat siostra kapitan pułkownik generał major porucznik doktor dr profesor prof ksiądz "
-          "ks święty św",
-    "cs": "pan paní slečna hrabě hraběnka kníže kněžna princ princezna král královna baron strýc strejda teta "
-          "otec matka bratr sestra kapitán plukovník generál major doktor dr profesor svatý sv páter",
-    "tr": "bay bayan bey hanım efendi paşa ağa hoca dayı amca teyze hala abla ağabey abi sultan şah kral kraliçe "
-          "prens prenses kont kontes dük yüzbaşı albay general doktor dr profesor prof aziz hazreti mösyö madam "
-          "matmazel",
-    "vi": "ông bà cô chú bác cậu dì ngài cụ thầy vua chị",
-    "hu": "úr asszony kisasszony gróf grófnő herceg hercegnő király királynő báró bácsi néni doktor dr kapitány "
-          "ezredes tábornok szent",
-}.items()}
-
-
-def _honorific_keys(words: frozenset[str]) -> frozenset[str]:
-    return frozenset({w.casefold() for w in words} | {normalize(w).strip(".") for w in words})
-
-
-_HONORIFIC_KEYS = {lang: _honorific_keys(words) for lang, words in HONORIFICS_BY_LANGUAGE.items()}
-# Every language's list (used where the language is not known); a passage's own language adds
-# its list to English's, as models often answer in English.
-HONORIFICS = frozenset().union(*_HONORIFIC_KEYS.values())
-
-
-def honorifics(language: str | None = None) -> frozenset[str]:
-    if not isinstance(language, str) or not language:  # unknown (None, or a missing table cell)
-        return HONORIFICS
-    return _HONORIFIC_KEYS["en"] | _HONORIFIC_KEYS.get(language.split("-")[0].lower(), frozenset())
+# Titles and honorifics live in the language layer (text/data/titles/<lang>.tsv, a source per row):
+# a word of a name, never the name alone ("Count" for Count Vronsky, "Ntate" for Ntate Moloi).
+HONORIFICS_BY_LANGUAGE: dict[str, frozenset[str]] = titles_by_language()
 
 
 def is_honorific(word: str, language: str | None = None) -> bool:
-    keys = honorifics(language)
-    return (unicodedata.normalize("NFKC", word).casefold().strip(".") in keys
-            or normalize(word).strip(".") in keys)
+    """``word`` is a title in the passage's language or English (any language when not given)."""
+    return is_title(word, language if isinstance(language, str) else None)
 
 
 def name_candidates(names: Iterable[str], language: str | None = None) -> set[str]:
@@ -167,20 +108,121 @@ def name_candidates(names: Iterable[str], language: str | None = None) -> set[st
     return {n for n in out if n.strip()}
 
 
-def name_cloze_correct(prediction: str, names: Iterable[str], language: str | None = None) -> bool:
-    """Correct iff the normalised name equals a candidate exactly or has similarity >= 0.7 with
-    one (OWL §2.2, fn. 6; candidates: name_candidates). An answer made only of honorifics
-    ("Uncle" for Uncle Tom, similarity 0.71) names no one and is never correct."""
-    name = parse_name(prediction)
+@dataclass(frozen=True)
+class Verdict:
+    """A string-metric verdict and what it rests on (items' ``evidence`` and ``text_flag``)."""
+
+    correct: bool
+    evidence: tuple[Evidence, ...] = ()
+    flag: str | None = None  # the layer could not decide something behind the verdict (Unsure.reason)
+
+
+def _paper_match(name: str, names: list[str], language: str | None) -> Evidence | None:
+    """OWL §2.2 fn. 6, the authors' rule: the normalised answer equals a gold name, or a
+    candidate (name_candidates) exactly or with similarity >= 0.7; titles alone never."""
     pred = normalize(name)
-    if not pred:
-        return False
-    candidates = {normalize(c) for c in name_candidates(names, language)}
-    if pred in {normalize(n) for n in names}:
-        return True  # a whole gold name, even one that is a title (a character called "Captain")
+    whole = [n for n in names if normalize(n) == pred]
+    if whole:
+        return Evidence("owl:exact", name, whole[0])  # even a name that is a title (a character called "Captain")
     if all(is_honorific(word, language) for word in name.split()):
-        return False
-    return pred in candidates or any(similarity(pred, c) >= NAME_CLOZE_THRESHOLD for c in candidates)
+        return None
+    best, score = None, 0.0
+    for candidate in sorted(name_candidates(names, language)):
+        value = 1.0 if normalize(candidate) == pred else similarity(pred, normalize(candidate))
+        if value > score:
+            best, score = candidate, value
+    if best is not None and score >= NAME_CLOZE_THRESHOLD:
+        rule = "owl:exact (a word of the name)" if score == 1.0 else \
+            f"owl:similarity {score:.2f} >= {NAME_CLOZE_THRESHOLD}"
+        return Evidence(rule, name, best)
+    return None
+
+
+def _form_match(name: str, names: list[str], language: str | None) -> tuple[Evidence | None, str | None]:
+    """The answer is a form of a gold name by the language layer (text.names): every word of it
+    an inflected or variant form of a word of the gold name that is not a title (Pavlovi for
+    Pavel, ΓΙΑΝΝΗ for Γιάννης, Vronsky for Alexei Vronsky). (evidence, an Unsure reason)."""
+    answer = [w for w in name_parts(name, language) if not is_honorific(w, language)]
+    if not answer:
+        return None, None
+    flag = None
+    for gold in names:
+        parts = [p for p in name_parts(gold, language) if not is_honorific(p, language)]
+        placed = []
+        for word in answer:
+            found = None
+            for part in parts:
+                hit = name_forms(part, language).place(word)
+                if isinstance(hit, Unsure):
+                    flag = flag or hit.reason
+                elif hit is not None and not hit.prefix:
+                    found = hit
+                    break
+            if found is None:
+                break
+            placed.append(found)
+        if len(placed) == len(answer):
+            rules = "; ".join(hit.rule for hit in placed)
+            sources = "; ".join(sorted({hit.source for hit in placed if hit.source}))
+            return Evidence(f"name_form:{rules}", name, gold, source=sources or None), None
+    return None, flag
+
+
+def name_cloze_verdict(prediction: str, names: Iterable[str], language: str | None = None,
+                       forms: bool = True) -> Verdict:
+    """The name-cloze verdict with its evidence. Correct iff the answer meets the authors' rule
+    (OWL §2.2 fn. 6: exact, or similarity >= 0.7 after unidecode + lower case, against the gold
+    names and their words except titles) or, with ``forms`` (the default; the compat rescoring
+    of the release passes False to keep the paper's numbers), is an inflected or variant form
+    of the gold name by the language layer. An answer made only of titles names no one
+    (text/data/titles). Where the two disagree the paper's rule is kept: it accepts near
+    spellings of another name (Anna for Ann, 0.86), which the forms path never would, and
+    rejects stem changes (Pavlovi for Pavel, 0.67), which the forms path accepts."""
+    golds = [n for n in names if n and n.strip()]
+    name = parse_name(prediction)
+    if not normalize(name) or not golds:
+        return Verdict(False)
+    paper = _paper_match(name, golds, language)
+    if paper is not None:
+        return Verdict(True, (paper,))
+    if all(is_honorific(word, language) for word in name.split()):
+        title = find_title(name.split()[0], language if isinstance(language, str) else None)
+        return Verdict(False, (Evidence("title", name, title.title if title else None,
+                                        source=title.source if title else None),))
+    if not forms:
+        return Verdict(False)
+    evidence, flag = _form_match(name, golds, language)
+    return Verdict(evidence is not None, (evidence,) if evidence else (), flag if evidence is None else None)
+
+
+def name_cloze_correct(prediction: str, names: Iterable[str], language: str | None = None) -> bool:
+    """Correct iff the answer names the character (name_cloze_verdict: the authors' rule, OWL §2.2
+    fn. 6, or a form of the gold name by the language layer); an answer made only of titles
+    ("Uncle" for Uncle Tom, similarity 0.71) names no one and is never correct."""
+    return name_cloze_verdict(prediction, names, language).correct
+
+
+def direct_probe_verdict(prediction: str, titles: Iterable[str], authors: Iterable[str]) -> Verdict:
+    """direct_probe_correct with its evidence: which gold title and author matched, and how
+    (OWL §2.1 fn. 4: contained, or similarity >= 0.9)."""
+    title, author = parse_title_author(prediction)
+    evidence: list[Evidence] = []
+    for field, answer, golds in (("title", title, list(titles)), ("author", author, list(authors))):
+        pred, match = normalize(answer), None
+        for gold in golds:
+            g = normalize(gold)
+            if not g:
+                continue
+            score = similarity(pred, g)
+            if score >= DIRECT_PROBE_THRESHOLD or g in pred:
+                rule = f"similarity {score:.2f} >= {DIRECT_PROBE_THRESHOLD}" if score >= DIRECT_PROBE_THRESHOLD \
+                    else "contains the gold"
+                match = Evidence(f"owl:{field} {rule}", answer, gold)
+                break
+        if match is None:
+            return Verdict(False, tuple(evidence))
+        evidence.append(match)
+    return Verdict(True, tuple(evidence))
 
 
 # ---------------------------------------------------------------- prefix probing
@@ -196,12 +238,13 @@ def extract_continuation(text: str) -> str:
 
 
 def split_passage(passage: str, language: str | None = None) -> tuple[str, str]:
-    """First and second half at the unit midpoint (len(units) // 2), as the authors split at the
-    word midpoint; units are words in every script (languages.text_units: whitespace words, and
-    dictionary-segmented words in Thai, Japanese and Chinese), so a Chinese or Thai passage is
-    split in two halves of words too. Whitespace runs become single spaces (for spaced text: the
+    """First and second half at the word midpoint (len(words) // 2), as the authors split at the
+    word midpoint; words are the language layer's written words in every script
+    (babelprobe.text.units.word_spans: whitespace words, and dictionary-segmented words in Thai,
+    Japanese, Chinese, Lao, Khmer, Burmese), punctuation standing alone not counted (a Chinese
+    passage's 。 and ， are no words). Whitespace runs become single spaces (for spaced text: the
     authors' " ".join of words)."""
-    spans = unit_spans(passage, language)
+    spans = word_spans(passage, language)
     cut = spans[len(spans) // 2][0] if spans else len(passage)
     return " ".join(passage[:cut].split()), " ".join(passage[cut:].split())
 
@@ -220,23 +263,6 @@ def trim_echo(prefix: str, output: str) -> str:
     return output.strip()
 
 
-def script_tokens(text: str) -> list[str]:
-    """A tokenizer for every script: NFKC + casefold; letters, marks and digits form words;
-    punctuation and symbols are dropped; in scripts written without spaces (Thai, Japanese,
-    Chinese) words come from a dictionary segmenter (languages.text_units). rouge-score's
-    default tokenizer keeps only [a-z0-9] and would score every Cyrillic, Greek or Devanagari
-    text as empty."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return text_units("".join(ch if unicodedata.category(ch)[0] in "LMN" else " " for ch in text))
-
-
-class _ScriptTokenizer:
-    """rouge-score's tokenizer interface."""
-
-    def tokenize(self, text: str) -> list[str]:
-        return script_tokens(text)
-
-
 def chrf(hypothesis: str, reference: str, word_order: int = 2) -> float:
     """chrF++ (word_order=2, the paper's metric) or plain chrF (word_order=0, what the released
     numbers were computed with), sacrebleu's sentence-level implementation, 0-100."""
@@ -251,11 +277,3 @@ def bleu(hypothesis: str, reference: str) -> float:
 
     hyp, ref = " ".join(script_tokens(hypothesis)), " ".join(script_tokens(reference))
     return float(BLEU(tokenize="none", effective_order=True).sentence_score(hyp, [ref]).score)
-
-
-def rouge_l(hypothesis: str, reference: str) -> float:
-    """ROUGE-L F-measure (rouge-score) with script_tokens, 0-1."""
-    from rouge_score import rouge_scorer
-
-    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_ScriptTokenizer())
-    return float(scorer.score(reference, hypothesis)["rougeL"].fmeasure)

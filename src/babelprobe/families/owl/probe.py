@@ -24,12 +24,16 @@ from pydantic import BaseModel
 
 from babelprobe.families.owl.config import OwlConfig
 from babelprobe.families.owl.data import OwlItem
-from babelprobe.data.perturbations import NameNotMaskable, mask_names, shuffle_words
-from babelprobe.languages import language_name, text_units
+from babelprobe.data.perturbations import NameNotMaskable, mask_names, mask_with_evidence, shuffle_words
+from babelprobe.languages import language_name
+from babelprobe.text.segment import word_count
 from babelprobe.families.owl.metrics import (
-    bleu, chrf, extract_continuation, fuzzy_match, name_cloze_correct, parse_name, parse_title_author, rouge_l,
-    split_passage, trim_echo,
+    bleu, chrf, direct_probe_verdict, extract_continuation, fuzzy_match, name_cloze_verdict, parse_name, parse_title_author,
+    rouge_l, split_passage, trim_echo,
 )
+from babelprobe.text.evidence import Evidence, evidence_json
+from babelprobe.text.names import paradigm
+from babelprobe.text.languages import profile
 from babelprobe.models.base import ChatMessage, Generate, GenerateResult, Request, Response
 
 Task = Literal["direct", "name-cloze", "prefix"]
@@ -127,6 +131,10 @@ class OwlRecord(BaseModel):
     audio_sha256: str | None = None
     audio_wer: float | None = None
     audio_flagged: bool | None = None
+    # the language layer's evidence (JSON list of text.Evidence: each mask's form, span and rule, and
+    # what the verdict matched) and its flag (a form or answer it could not place; a refused mask)
+    evidence: str | None = None
+    text_flag: str | None = None
 
 
 def perturb(passage: str, names: tuple[str, ...], perturbation: str, seed: int, key: str, language: str = "") -> str:
@@ -191,7 +199,7 @@ class OwlProbe:
         if self.task == "name-cloze":
             return NAME_CLOZE_PROMPT.format(demonstration=self._demonstration(), passage=passage)
         first, second = split_passage(passage, item.language)
-        return PREFIX_PROMPT.format(language=language, word_count=len(text_units(second, item.language)),
+        return PREFIX_PROMPT.format(language=language, word_count=word_count(second, item.language),
                                     demonstration=self._demonstration(), passage=first)
 
     @property
@@ -214,7 +222,28 @@ class OwlProbe:
         return [Generate(prompt=f"{text}\n\n{self.prefill}", max_tokens=self.max_tokens, stop=stop)]
 
     # ------------------------------------------------------------ scoring
-    def _base(self, item: OwlItem, **values) -> OwlRecord:
+    def _mask_evidence(self, item: OwlItem) -> tuple[list[Evidence], str | None]:
+        """The mask's evidence (every form masked, its span and rule) and a flag where the layer
+        has no name paradigm for a language whose profile says names inflect."""
+        if not self.perturbation.startswith("masked") or not item.names:
+            return [], None
+        try:
+            masked = mask_with_evidence(item.passage, item.names, item.language)
+        except NameNotMaskable as exc:
+            return [], str(exc)
+        info = profile(item.language) if item.language else None
+        flag = None
+        if paradigm(item.language) is None and (info is None or info.suffixing != "none"):
+            flag = (f"no name paradigm for language {item.language!r} (text/data/names): only the names as "
+                    "written were masked")
+        return list(masked.evidence), flag
+
+    def _base(self, item: OwlItem, verdict_evidence: tuple[Evidence, ...] = (), verdict_flag: str | None = None,
+              **values) -> OwlRecord:
+        evidence, mask_flag = self._mask_evidence(item)
+        evidence += list(verdict_evidence)
+        values.setdefault("evidence", evidence_json(evidence) if evidence else None)
+        values.setdefault("text_flag", verdict_flag or mask_flag)
         return OwlRecord(
             book_id=item.book_id, passage_id=item.passage_id, language=item.language,
             language_group=item.language_group, passage_type=item.passage_type, task=self.task,
@@ -242,11 +271,13 @@ class OwlProbe:
         if self.task == "direct":
             title, author = parse_title_author(full)
             title_ok, author_ok = fuzzy_match(title, item.titles), fuzzy_match(author, [item.author])
-            return self._base(item, output=output, title=title, author=author, correct=title_ok and author_ok,
-                              author_correct=author_ok)
+            verdict = direct_probe_verdict(full, item.titles, [item.author])
+            return self._base(item, verdict.evidence, output=output, title=title, author=author,
+                              correct=title_ok and author_ok, author_correct=author_ok)
         if self.task == "name-cloze":
-            return self._base(item, output=output, name=parse_name(full),
-                              correct=name_cloze_correct(full, item.names, item.language))
+            verdict = name_cloze_verdict(full, item.names, item.language)
+            return self._base(item, verdict.evidence, verdict.flag, output=output, name=parse_name(full),
+                              correct=verdict.correct)
         first, second = split_passage(item.passage, item.language)
         continuation = trim_echo(first, extract_continuation(full))
         return self._base(
@@ -256,4 +287,5 @@ class OwlProbe:
         )
 
     def failed(self, item: OwlItem, error: str) -> OwlRecord:
-        return self._base(item, error=error)
+        # a mask the language layer refused is flagged too (reports count flags per language)
+        return self._base(item, error=error, text_flag=error if "NameNotMaskable" in error else None)

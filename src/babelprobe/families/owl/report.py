@@ -48,6 +48,8 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
             line += "; errors: " + ", ".join(f"{plain(k)} {v}" for k, v in t.errors_taxonomy.items())
         if t.overlap:
             line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in t.overlap.items())
+        if t.text_flagged:
+            line += "; text flags: " + ", ".join(f"{plain(k)} {v}" for k, v in t.text_flagged.items())
         console.print(line, soft_wrap=True, highlight=False)
     print_presence(summary, console)
     if summary.modalities:
@@ -103,6 +105,21 @@ def _owl_scale(task: str) -> float:
     return 1.0 if task == "prefix" else 100.0
 
 
+def _layer_note(evidence: object, flag: object) -> str:
+    """The item's evidence (what matched, as which form, by which rule) and text flag, for the
+    item views."""
+    from babelprobe.text.evidence import evidence_from_json
+
+    note = ""
+    if isinstance(evidence, str) and evidence:
+        note += "; evidence: " + " | ".join(
+            f"{e.rule}: {e.matched!r}" + (f" as {e.form!r}" if e.form else "") + (f" at {e.span[0]}" if e.span else "")
+            for e in evidence_from_json(evidence))
+    if isinstance(flag, str) and flag:
+        note += f"; text flag: {flag}"
+    return note
+
+
 def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
     groups = ("original", "official", "unseen")
     overview = HtmlTable("accuracy (%; chrF++ for prefix probing) with 95% bootstrap CIs",
@@ -131,6 +148,10 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
         if t.overlap:
             taxonomy.append(HtmlTable(f"{t.task} / {t.perturbation}: overlap with the reference", list(t.overlap),
                                   [[f"{v:.2f}" for v in t.overlap.values()]]))
+        if t.text_flagged:
+            taxonomy.append(HtmlTable(f"{t.task} / {t.perturbation}: items the language layer flagged (text_flag: a "
+                                      "refused mask, a form it could not place)", ["language", "flagged"],
+                                      [[k, str(v)] for k, v in t.text_flagged.items()]))
     rows = []
     for r in items.itertuples(index=False):
         if error_of(r.error) is not None:
@@ -139,6 +160,7 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
             verdict = f"chrF++ {r.chrf_pp:.1f}"
         else:
             verdict = "correct" if r.correct else f"wrong: {error_category(pd.Series(r._asdict()))}"
+        verdict += _layer_note(getattr(r, "evidence", None), getattr(r, "text_flag", None))
         gold = r.reference if r.task == "prefix" else text(r.gold_titles if r.task == "direct" else r.gold_names)
         modality = getattr(r, "modality", None)
         rows.append([f"{r.task}/{r.perturbation}" + (f" ({modality})" if modality not in (None, "text") else ""), r.language, r.book_id, text(r.prompt), text(r.output), text(gold),

@@ -1,0 +1,100 @@
+"""Titles and honorifics: words that stand before (or after) a character's name, never a name
+alone. A model answering "Count" for Count Vronsky, "Ntate" for Ntate Moloi or "श्री" for श्री
+राम has named no one (OWL §2.2 name cloze).
+
+Per-language tables ``text/data/titles/<lang>.tsv`` (columns ``title kind source``), one title per
+row with its source (CLDR person-name data where it gives title examples, Wiktionary's honorific
+categories, the language's reference grammar). A word is compared folded (``text.normalize.fold``)
+and, to keep the earlier rule's reach, also transliterated (unidecode: "господин" -> "gospodin"),
+without a final dot ("Mr." = "mr"). A passage's language adds its table to English's (models often
+answer in English); no language given: every table.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from unidecode import unidecode
+
+from babelprobe.text.normalize import fold
+
+COLUMNS = ["title", "kind", "source"]
+
+
+@dataclass(frozen=True)
+class Title:
+    title: str
+    kind: str  # address, nobility, rank, kinship, religious, profession
+    source: str
+    language: str
+
+
+def _key_fold(word: str, language: str | None) -> str:
+    return fold(word, language).strip(".").strip()
+
+
+def _key_ascii(word: str) -> str:
+    """The transliteration, for words of cased scripts only (unidecode reads Han by its Mandarin
+    sound: 姫 and 机 would both be "ji")."""
+    if not any(ch.lower() != ch.upper() for ch in word):
+        return "\0" + word
+    return " ".join(unidecode(word).lower().split()).strip(".")
+
+
+@lru_cache(maxsize=None)
+def title_table(language: str) -> tuple[Title, ...]:
+    """The titles of one language (empty where the layer has no table)."""
+    path = resources.files("babelprobe.text").joinpath(f"data/titles/{language}.tsv")
+    if not path.is_file():
+        return ()
+    name = f"text/data/titles/{language}.tsv"
+    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+    if not rows or rows[0] != COLUMNS:
+        raise ValueError(f"{name}: header must be {COLUMNS}, got {rows[0] if rows else None}")
+    out = []
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or row[0].startswith("#"):
+            continue
+        if len(row) != len(COLUMNS) or not row[0] or not row[2]:
+            raise ValueError(f"{name}:{line}: expected a title, its kind and a source, got {row}")
+        out.append(Title(row[0], row[1], row[2], language))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def title_languages() -> tuple[str, ...]:
+    folder = resources.files("babelprobe.text").joinpath("data/titles")
+    return tuple(sorted(entry.name.removesuffix(".tsv") for entry in folder.iterdir() if entry.name.endswith(".tsv")))
+
+
+@lru_cache(maxsize=None)
+def _keys(language: str | None) -> dict[str, Title]:
+    """Folded and transliterated keys -> the title row, for a language (+ English), or all."""
+    base = (language or "").split("-")[0].lower() or None
+    codes = title_languages() if base is None else tuple(dict.fromkeys(("en", base)))
+    keys: dict[str, Title] = {}
+    for code in codes:
+        for title in title_table(code):
+            keys.setdefault(_key_fold(title.title, code), title)
+            keys.setdefault(_key_ascii(title.title), title)
+    return keys
+
+
+def find_title(word: str, language: str | None = None) -> Title | None:
+    """The title row ``word`` is (as written or transliterated), or None."""
+    if not isinstance(language, str) or not language:
+        language = None
+    keys = _keys(language)
+    return keys.get(_key_fold(word, language)) or keys.get(_key_ascii(word))
+
+
+def is_title(word: str, language: str | None = None) -> bool:
+    return find_title(word, language) is not None
+
+
+def titles_by_language() -> dict[str, frozenset[str]]:
+    """Every table's titles as written, per language."""
+    return {code: frozenset(t.title for t in title_table(code)) for code in title_languages()}

@@ -1,0 +1,48 @@
+"""Conformance of the language layer's name rules (issue 27): rows of tests/languages/<code>.tsv.
+
+Operations (README there for the format):
+- ``name_match``: ``input`` a word or phrase as written in a text, ``argument`` the character's name,
+  ``expected`` yes/no: is it this name (an inflected or variant form of it, or a part of it used
+  alone), by ``babelprobe.text.names.is_name``.
+- ``mask``: ``input`` a passage, ``argument`` the name(s) (` | `-separated), ``expected`` the passage
+  with every form of the name replaced by [MASK] (``data.perturbations.mask_names``), or
+  ``refused`` when the layer cannot place a form (NameNotMaskable naming it).
+- ``title``: ``input`` a word, ``expected`` yes/no: is it a title or honorific in the language
+  (``babelprobe.text.titles.is_title``), never a name alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from language_cases import Case, case_params
+
+from babelprobe.data.perturbations import NameNotMaskable, mask_names
+from babelprobe.text.names import is_name
+from babelprobe.text.titles import is_title
+
+
+def _yes_no(case: Case) -> bool:
+    assert case.expected in ("yes", "no"), f"{case.where}: expected must be yes/no, got {case.expected!r}"
+    return case.expected == "yes"
+
+
+@pytest.mark.parametrize("case", case_params({"name_match"}))
+def test_name_match(case: Case) -> None:
+    assert is_name(case.input, case.argument, case.language) == _yes_no(case), \
+        f"{case.where}: {case.input!r} vs {case.argument!r} ({case.source})"
+
+
+@pytest.mark.parametrize("case", case_params({"mask"}))
+def test_mask(case: Case) -> None:
+    names = case.items("argument")
+    if case.expected == "refused":
+        with pytest.raises(NameNotMaskable):
+            mask_names(case.input, names, case.language)
+        return
+    assert mask_names(case.input, names, case.language) == case.expected, f"{case.where} ({case.source})"
+
+
+@pytest.mark.parametrize("case", case_params({"title"}))
+def test_title(case: Case) -> None:
+    assert is_title(case.input, case.language) == _yes_no(case), f"{case.where}: {case.input!r} ({case.source})"
