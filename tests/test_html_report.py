@@ -135,7 +135,9 @@ def test_profile_from_stored_runs_only(runs, tmp_path):
     for lang in cka.languages:
         assert f'data-sort="{100 * lang.accuracy:.6f}"' in page
     assert "CKA accuracy (first-token)" in page and "OWL name-cloze (masked)" in page
-    assert "ECLeKTiC overall as target (closed-book, string)" in page  # transfer: undefined when no source answer is right
+    eclektic = read_run(runs["eclektic"]).summary  # the smoke run has a judge: its verdicts are the metric
+    metric = "judge" if eclektic.settings[0].judge else "string"
+    assert f"ECLeKTiC overall as target (closed-book, {metric})" in page  # transfer: undefined when no source answer is right
     assert "Indo-European (Balto-Slavic)" in page and "Cyrillic" in page  # family (lang2vec) and script
     assert page.count("<h2>") == 1  # one model: one table
 
