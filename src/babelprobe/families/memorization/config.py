@@ -98,7 +98,7 @@ def authors_dtype(spec: str, device: str) -> str:
     """float32 for an encoder-decoder (logprob_mt5.py / mt5.py load mT5 without a dtype), float16 on
     CUDA for a decoder-only model (mgpt.py / logprob_gpt.py: ``torch_dtype=torch.float16``). The
     architecture is read from the model's config.json, as models.load_backend does."""
-    from babelprobe.models.hf import resolve_device
+    from babelprobe.models.transformers_helpers import resolve_device
     from babelprobe.models.registry import backend_for_scheme
     from babelprobe.models.spec import ModelSpec
     from babelprobe.models.specs import resolve
