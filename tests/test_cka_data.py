@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.data.validation import DatasetError
 
 

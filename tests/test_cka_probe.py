@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from babelprobe.families.cka.data import CKAFact, load_cka_facts
+from babelprobe.data.polyglot_or_not import CKAFact, load_cka_facts
 from babelprobe.models.base import LogLikelihood, LogLikelihoodResult, NextToken, NextTokenResult
 from babelprobe.families.cka.probe import CKAProbe
 from babelprobe.runner import Runner, run_probe

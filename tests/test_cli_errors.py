@@ -17,7 +17,7 @@ from babelprobe.families.cka.config import DEMO_CKA
 from babelprobe.families.owl.config import DEMO_OWL
 from babelprobe.families import family_names, get_family
 from babelprobe.families.cka.config import CKAConfig
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.models.base import Fingerprint, LogLikelihoodResult
 from babelprobe.families.cka.probe import CKAProbe
 
@@ -46,8 +46,8 @@ def run_args(probe: str, tmp_path: Path, *extra: str) -> list[str]:
 # ---------------------------------------------------------------- model specs and --out
 
 def test_missing_hf_directory_is_one_line(tmp_path):
-    text = refused(run_args("cka", tmp_path, "--model", "hf:/no/such/dir"),
-                   "/no/such/dir is neither an existing directory nor a hub id")
+    refused(run_args("cka", tmp_path, "--model", "hf:/no/such/dir"),
+            "/no/such/dir is neither an existing directory nor a hub id")
     assert not (tmp_path / "run").exists()
 
 
@@ -234,7 +234,11 @@ def test_report_of_a_cka_run_and_compare_refusals(tmp_path):
     same = cli.invoke(app, ["compare", str(run), str(run)])  # CKA compares item by item (issue 18)
     assert same.exit_code == 0 and "B - A on the same facts" in same.output, same.output
     refused(["compare", str(run), str(tmp_path / "nowhere")], "no such run directory")
-    refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run")
+    refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run (cka)")
+    # the multi-run commands of every family read their runs through one runs.read_runs
+    refused(["memorization", "compare", str(run), str(run)], "not a memorization run (cka)")
+    refused(["owl", "quantization", str(run), str(run)], "not an owl run (cka)")
+    refused(["memorization", "compare", str(tmp_path / "nowhere"), str(run)], "no such run directory")
 
 
 # ---------------------------------------------------------------- --device (issue 18)

@@ -17,9 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.families.eclektic.data import load_eclektic
-from babelprobe.data.fetch import FetchError, fetch_dataset, hash_release_files, releases
+from babelprobe.data.fetch import hash_release_files
+from babelprobe.data.releases import FetchError
+from babelprobe.families import fetch_dataset, releases
 from babelprobe.families.owl.data import load_owl
 from babelprobe.families.cka.release import POLYGLOT_COLUMNS
 from babelprobe.data.validation import DatasetError

@@ -11,7 +11,6 @@ import io
 import math
 import re
 import shutil
-from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot

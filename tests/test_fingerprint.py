@@ -97,7 +97,7 @@ def test_backend_revision_is_in_the_key(tmp_path, monkeypatch):
 
 # The code that decides what a backend answers. Changing it without bumping BACKEND_REVISION
 # would serve answers cached by the old code.
-SCORING_SOURCES = ("models/hf.py", "models/packing.py", "models/tokenization.py")
+SCORING_SOURCES = ("models/hf.py", "models/packing.py", "models/tokenization.py", "models/transformers_helpers.py")
 REQUEST_DEFINITIONS = (
     base.ChatMessage, base.Generate, base.LogLikelihood, base.NextToken, base.HiddenStates,
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
@@ -115,7 +115,9 @@ REQUEST_DEFINITIONS = (
 # and its answer; test_min_k_plus.py pins both)
 # (same revision, new hash: the end-of-row and stop-string cut of generate moved verbatim into
 # hf.py: cut_generated, shared with models/audio.py)
-PINNED = (2, "7f2a3ad6de95433158f425e83fc97c7effa272e3ba1b6b861cfb3e91e957f2c0")
+# (same revision, new hash: hf.py's device, dtype, generated-row and tokenize helpers moved verbatim
+# into models/transformers_helpers.py, now one of the sources)
+PINNED = (2, "f62989f7fd673725348167070ca6cba339b113fd43684ab136cd0a72258cd30e")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -139,14 +141,15 @@ def test_scoring_code_changes_bump_the_backend_revision():
 
 # The encoder-decoder backend (mT5 span corruption) has its own BACKEND_REVISION and reuses
 # hf.py's tokenization; its answers change with any of these files (issue 16 §7).
-SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py")
+SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py", "models/transformers_helpers.py")
 # revision 1: the code as of issue 16 (pinned then, no change in answers)
 # (same revision, new hash: issue 19 added encoder_eos=False, a new request key, and encoder hidden
 # states, a kind that raised before; no earlier request's answer changed)
 # (same revision, new hash: hf.py's vocab_stats, issue 20, which the encoder-decoder backend does
 # not serve)
 # (same revision, new hash: hf.py's cut_generated, moved verbatim)
-PINNED_SEQ2SEQ = (1, "e8bbe4cb24402162d930f99c067e9121f9968ec09e2a9ec043e1f0dc50ec67e8")
+# (same revision, new hash: hf.py's helpers moved verbatim into models/transformers_helpers.py)
+PINNED_SEQ2SEQ = (1, "65457f2a121c78825ae23dd7c563ad0c540634ef129e9a613a3255253428ac0a")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

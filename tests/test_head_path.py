@@ -5,7 +5,6 @@ replaced by the model's own forward for any other head scaling, named or not."""
 from __future__ import annotations
 
 import pytest
-import torch
 from transformers import (
     FalconH1Config,
     FalconH1ForCausalLM,

@@ -87,6 +87,6 @@ def test_every_bundled_dataset_and_the_shared_release_still_load():
         assert load_items(family, family.config(out=Path("/tmp/unused"))), probe
     release = SHARED / "polyglot-or-not"
     if release.is_dir():  # the project's shared data; CI has the bundled files only
-        from babelprobe.families.cka.data import load_cka_facts
+        from babelprobe.data.polyglot_or_not import load_cka_facts
 
         assert {f.language for f in load_cka_facts(release, limit=2)} >= {"en", "uk", "sr"}

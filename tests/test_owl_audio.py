@@ -6,7 +6,6 @@ and text-only models refused before any request."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -277,7 +276,8 @@ def test_fig3_table_counts_the_errored_items_of_each_modality():
     on a modality whose every item failed was the old output)."""
     import pandas as pd
 
-    from babelprobe.families.owl.audio import _fmt, modality_rows
+    from babelprobe.families.owl.analysis import modality_rows
+    from babelprobe.families.owl.report import _fmt
 
     rows = []
     for i in range(4):

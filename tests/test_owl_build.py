@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
-from babelprobe.families.owl.build import align, filters, qc
-from babelprobe.families.owl.build.options import STAGES, BuildOptions
-from babelprobe.families.owl.build.records import TranslatedBook
-from babelprobe.families.owl.build.run import Interrupted, run_build
-from babelprobe.families.owl.build.sentences import split_book
+from babelprobe.families.owl.builder import align, filters, qc
+from babelprobe.families.owl.builder.options import STAGES, BuildOptions
+from babelprobe.families.owl.builder.records import TranslatedBook
+from babelprobe.families.owl.builder.run import Interrupted, run_build
+from babelprobe.families.owl.builder.sentences import split_book
 from babelprobe.families.owl.config import DEMO_OWL
 
 cli = CliRunner()
@@ -261,7 +261,7 @@ def test_help_documents_every_stage_and_option():
 
 
 def test_sentence_ids_are_stable_in_every_script(tmp_path):
-    from babelprobe.families.owl.build.books import read_paragraphs
+    from babelprobe.families.owl.builder.books import read_paragraphs
 
     book = tmp_path / "zh.txt"
     book.write_text("我很好。\n你呢？他走了。\n\nสวัสดีครับ ผมชื่อสมชาย\n\nВсе счастливые семьи похожи друг на друга. Каждая несчастливая семья несчастлива по-своему.\n", encoding="utf-8")
@@ -276,8 +276,8 @@ def test_sentence_ids_are_stable_in_every_script(tmp_path):
 
 def test_filter_stage_deletes_a_passage_in_every_language_with_each_reason(tmp_path):
     """Length and BLEU filters per official language; a passage failing in one is gone in all."""
-    from babelprobe.families.owl.build.records import AlignedPair
-    from babelprobe.families.owl.build.stages import filter_pairs
+    from babelprobe.families.owl.builder.records import AlignedPair
+    from babelprobe.families.owl.builder.stages import filter_pairs
 
     english = ["The cat sat on the mat and looked at the garden for a long time.",
                "Rain fell on the old town all night, and nobody went out.",
@@ -324,8 +324,8 @@ def test_a_name_the_book_mentions_anywhere_is_a_name_everywhere_in_it():
     """``--names book``: the four sentence-initial names spaCy misses on the passage alone are found
     from the book's other mentions (4 of 8 named paragraphs went to the no-name set before); a name
     is a name only in its own book ("Heathcliff stood" in the river book stays unnamed)."""
-    from babelprobe.families.owl.build import stages
-    from babelprobe.families.owl.build.records import Passage
+    from babelprobe.families.owl.builder import stages
+    from babelprobe.families.owl.builder.records import Passage
 
     passages = [Passage(book_id=book, paragraph=i, english=text)
                 for book, texts in NAMED_BOOKS.items() for i, text in enumerate(texts)]
@@ -343,7 +343,7 @@ def test_a_name_the_book_mentions_anywhere_is_a_name_everywhere_in_it():
 
 
 def test_book_names_match_whole_words_longest_first_and_not_a_common_word_opening_a_sentence():
-    from babelprobe.families.owl.build.names import names_in
+    from babelprobe.families.owl.builder.names import names_in
 
     known = {"Gregor Samsa", "Gregor", "Will", "Ann"}
     assert names_in("Gregor Samsa woke; later Gregor ate.", known) == ("Gregor Samsa", "Gregor")
@@ -356,7 +356,7 @@ def test_book_names_match_whole_words_longest_first_and_not_a_common_word_openin
 
 
 def test_build_report_states_ner_recall_on_the_hand_checked_sample():
-    from babelprobe.families.owl.build.names import NER_SAMPLE, ner_recall, read_sample
+    from babelprobe.families.owl.builder.names import NER_SAMPLE, ner_recall, read_sample
 
     sample = read_sample()
     assert len(sample) >= 5 and all(n in t for rows in sample.values() for t, names in rows for n in names)

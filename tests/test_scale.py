@@ -240,7 +240,7 @@ def _flores_fixture(root):
 
 
 def test_flores_plus_fetch_from_a_local_copy(tmp_path):
-    from babelprobe.data.fetch import fetch_dataset
+    from babelprobe.families import fetch_dataset
     from babelprobe.families.similarity.data import load_parallel
 
     source = _flores_fixture(tmp_path / "flores-plus-release")

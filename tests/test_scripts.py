@@ -14,7 +14,7 @@ from babelprobe.families.eclektic.analysis import summarise_setting
 from babelprobe.families.owl.analysis import error_category
 from babelprobe.families.cka.config import DEMO_CKA
 from babelprobe.families.owl.config import DEMO_OWL
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.families.eclektic.data import EclekticRow
 from babelprobe.families.owl.data import OwlItem, load_owl
 from babelprobe.data.perturbations import MASK, NameNotMaskable, mask_names, shuffle_words

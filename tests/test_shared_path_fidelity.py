@@ -125,7 +125,7 @@ def test_flores_fetch_says_which_variety_it_took(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from babelprobe.data.fetch import fetch_dataset
+    from babelprobe.families import fetch_dataset
 
     source = tmp_path / "release"
     for split in ("dev", "devtest"):

@@ -43,7 +43,9 @@ LEAKS = [
 def _forms_visible(passage: str, name: str, language: str) -> list[str]:
     """Words of ``passage`` that are the name or start with it (or with the stem of a declined
     name), compared case-insensitively with Turkish I folded, after any proclitic of ko/he/ar."""
-    fold = lambda s: unicodedata.normalize("NFC", s).replace("İ", "i").replace("I", "i").replace("ı", "i").lower()
+    def fold(s: str) -> str:
+        return unicodedata.normalize("NFC", s).replace("İ", "i").replace("I", "i").replace("ı", "i").lower()
+
     stems = {fold(name)} | ({fold(name[:-1])} if language in {"ru", "uk"} else set())
     found = []
     for word in re.findall(r"\w+", passage):

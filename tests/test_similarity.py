@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from babelprobe import store
-from babelprobe.families.similarity.analysis import language_means, summarise_similarity
+from babelprobe.families.similarity.analysis import language_means
 from babelprobe.families.similarity.config import DEMO_PARALLEL, SimilarityConfig
 from babelprobe.families.similarity.data import load_parallel
 from babelprobe.families.similarity.signals import read_similarity

@@ -391,7 +391,8 @@ def datasets_fetch(
 ) -> None:
     """Download a public release (or convert --source), verify hashes, convert it to the layout
     `babelprobe run <probe> --data` reads, and record source, revision, licence and citation."""
-    from babelprobe.data.fetch import FetchError, fetch_dataset
+    from babelprobe.data.releases import FetchError
+    from babelprobe.families import fetch_dataset
 
     try:
         result = fetch_dataset(name, out, source, comma_list(langs))

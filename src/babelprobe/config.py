@@ -34,6 +34,15 @@ def option(default: Any = ..., help: str = "", *, flag: str | None = None, style
     return Field(default, description=help, json_schema_extra=extra, **constraints)
 
 
+BATCH_SIZE_HELP = "requests per forward pass or generation batch"
+
+
+def batch_size_option(default: int) -> Any:
+    """``--batch-size``: one help and one bound for every family and command; a family whose
+    requests are longer gives only a smaller default."""
+    return option(default, BATCH_SIZE_HELP, ge=1)
+
+
 def default_response_cache() -> Path:
     return home_dir() / "responses.sqlite"
 
@@ -54,7 +63,7 @@ class RunOptions(BaseModel):
     data: Path = option(help="dataset file")
     langs: list[str] | None = option(None, "comma-separated language codes to keep, e.g. en,de,ru", style="comma")
     limit: int | None = option(None, "seeded sample size", ge=1)
-    batch_size: int = option(32, "requests per forward pass or generation batch", ge=1)
+    batch_size: int = batch_size_option(32)
     device: str = option("auto", "auto, cpu, cuda, cuda:1 ...")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = option(
         "auto", "auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16")
@@ -160,7 +169,7 @@ class FiguresOption(BaseModel):
 
 
 class PartsOption(BaseModel):
-    """For families whose runs can be written per language (issue 19 §3): ``language`` runs the
+    """For families whose runs can be written per language: ``language`` runs the
     stages one language at a time, writes ``parts/<lang>.parquet`` as each finishes (only one
     language's records are held) and, when a killed run is started again on the same --out,
     skips the languages already written; ``none`` (default) runs all items at once, as before."""

@@ -127,7 +127,7 @@ class LocalExecutor:
 
     def _windowed(self, submit, batches: Sequence[list[Request]]) -> Iterator[tuple[list[Request], Results]]:
         # requests submitted ahead: twice the backend's window, so a finishing batch never leaves
-        # the window empty while the runner caches its answers (issue 17 point 7)
+        # the window empty while the runner caches its answers
         ahead = 2 * max(1, int(getattr(self.backend, "in_flight", 1)))
         queue = deque(batches)
         running: dict[Future, list[Request]] = {}

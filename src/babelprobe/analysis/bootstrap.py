@@ -100,7 +100,7 @@ def cluster_ratio_ci(
     return ClusterInterval(value=value, low=low, high=high, clusters=n, degenerate=False)
 
 
-# One threshold for "small n", used by every table, figure and page (issue 18): a statistic from fewer
+# One threshold for "small n", used by every table, figure and page: a statistic from fewer
 # items than this is shown with its n and flagged "small n" (a 95% interval from < 30 items, e.g.
 # 100.0 (100.0-100.0) at n = 1, says little; 30 is the usual rule of thumb for the normal approximation).
 SMALL_N = 30

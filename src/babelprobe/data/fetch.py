@@ -1,4 +1,4 @@
-"""``babelprobe datasets fetch NAME``: get a public release, check it, convert it, record where it came from.
+"""``babelprobe datasets fetch NAME`` (the release found by name in families/__init__.py): get a public release, check it, convert it, record where it came from.
 
 The registry names, per release, where the public files are, what they are, their licence and
 citation, how to download them and which converter (``families/<name>/release.py``) turns them into the
@@ -21,156 +21,20 @@ download fails, ``FetchError`` says what to download, from where, where to put i
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import os
 import shutil
 import tempfile
-import urllib.request
-import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable
 
-from pydantic import BaseModel
-
-from babelprobe.data.validation import DatasetError, Problem
-
-OFFLINE_VARIABLES = ("BABELPROBE_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-SOURCE_FILE = "SOURCE.json"
-README_FILE = "README.md"
-
-
-class FetchError(RuntimeError):
-    """A fetch that cannot go on: the message says what the user can do."""
-
-
-@dataclass(frozen=True)
-class Downloaded:
-    """Release files in ``folder``; ``published`` maps their paths (relative to it) to the sha256
-    the release publishes for them."""
-
-    folder: Path
-    revision: str
-    published: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Converted:
-    inputs: list[Path]  # the release files read
-    rows: int
-    notes: tuple[str, ...] = ()  # choices the conversion made (e.g. which variety of a language took its code)
-
-
-@dataclass(frozen=True)
-class Release:
-    name: str
-    title: str
-    probe: str  # the family whose --data reads the converted output
-    home: str  # where the public release is
-    files: str  # what to download, as a person would find it there
-    licence: str
-    citation: str
-    data: str  # what to pass to --data, relative to --out ("" for the folder itself)
-    download: Callable[[Path], Downloaded]
-    convert: Callable[[Path, Path, Path, list[str] | None], Converted]  # (source, workdir, out, langs)
-
-
-class SourceFile(BaseModel):
-    path: str
-    sha256: str
-    published_sha256: str | None = None  # the release's own hash, when it publishes one (verified equal)
-
-
-class DatasetSource(BaseModel):
-    """What ``SOURCE.json`` records next to converted data."""
-
-    name: str
-    title: str
-    probe: str
-    source_url: str
-    fetched_from: str  # "download", or the --source path or URL
-    revision: str
-    retrieved: str  # date of the fetch (UTC)
-    licence: str
-    citation: str
-    langs: list[str] | None
-    release_files: list[SourceFile]
-    converted_files: list[SourceFile]
-    rows: int
-    loaded: str  # what the family's loader made of it
-    use: str  # the command that runs it
-    notes: list[str] = []  # choices the conversion made, said to the user too
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def offline_reason() -> str | None:
-    for name in OFFLINE_VARIABLES:
-        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
-            return f"offline ({name} is set)"
-    return None
-
-
-def http_get(url: str, dest: Path, timeout: float = 120) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    request = urllib.request.Request(url, headers={"User-Agent": "babelprobe (datasets fetch)"})
-    with urllib.request.urlopen(request, timeout=timeout) as response, dest.open("wb") as handle:
-        shutil.copyfileobj(response, handle)
-    return dest
-
-
-def unpacked(path: Path) -> Path:
-    """A downloaded file's folder, with a zip archive unpacked in place."""
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            archive.extractall(path.parent)
-        path.unlink()
-    return path.parent
-
-
-def unknown_langs(langs: list[str] | None, have: list[str], where: str) -> None:
-    unknown = [lang for lang in langs or [] if lang not in have]
-    if unknown:
-        raise FetchError(f"--langs: no {', '.join(unknown)} in {where} (it has {', '.join(have)})")
-
-
-def missing_columns(file: str, rows: list[tuple[int, dict[str, Any]]], columns: Iterable[str]) -> list[Problem]:
-    """A column the release has that this file lacks: reported once, at the first row."""
-    if not rows:
-        return [Problem(file, None, None, "no rows")]
-    return [Problem(file, rows[0][0], column, "missing (the file has no such column; the release has "
-                    f"{', '.join(columns)})") for column in columns if column not in rows[0][1]]
-
-
-def releases() -> dict[str, Release]:
-    """Every family's public releases (``Family.releases``), by name."""
-    from babelprobe.families import all_families
-
-    return {r.name: r for family in all_families() for r in family.releases}
-
-
-def get_release(name: str) -> Release:
-    found = releases()
-    if name not in found:
-        raise FetchError(f"unknown dataset {name!r} (available: {', '.join(found)})")
-    return found[name]
+from babelprobe.data.releases import (README_FILE, SOURCE_FILE, DatasetSource, Downloaded, FetchError, Release,
+                                      SourceFile, http_get, offline_reason, sha256_of, today, unpacked)
+from babelprobe.models.specs import home_dir
 
 
 def default_out(name: str) -> Path:
-    from babelprobe.models.specs import home_dir
-
     return home_dir() / "datasets" / name
-
-
-def today() -> str:
-    return dt.datetime.now(dt.timezone.utc).date().isoformat()
 
 
 def _manual_steps(release: Release, out: Path, reason: str) -> FetchError:
@@ -224,14 +88,6 @@ def hash_release_files(inputs: list[Path], root: Path, published: dict[str, str]
     return files
 
 
-def _load(release: Release, out: Path) -> str:
-    """The converted data through the family's own loader (as `run` and `validate` read it)."""
-    from babelprobe.families import get_family, load_items
-
-    family = get_family(release.probe)
-    return family.describe(load_items(family, family.config(out=Path("."), data=out / release.data)))
-
-
 def _readme(record: DatasetSource) -> str:
     lines = [f"# {record.title}", "",
              f"Converted by `babelprobe datasets fetch {record.name}` on {record.retrieved} for "
@@ -269,10 +125,11 @@ def _source_folder(source: str, download_dir: Path) -> tuple[Path, str]:
     return path, str(path.resolve())
 
 
-def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
-                  langs: list[str] | None = None) -> FetchResult:
-    """Download (or take ``source``), verify, convert, load-check and record one release into ``out``."""
-    release = get_release(name)
+def fetch_release(release: Release, check: Callable[[Path], str], out: Path | None = None,
+                  source: str | None = None, langs: list[str] | None = None) -> FetchResult:
+    """Download (or take ``source``), verify, convert, load-check and record one release into
+    ``out``; ``check`` loads the converted folder as ``run`` would and says what it holds."""
+    name = release.name
     langs = list(langs) if langs else None
     out = (out or default_out(name)).expanduser().resolve()
     _check_out(out, release)
@@ -298,7 +155,7 @@ def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
         staging.mkdir()
         converted = release.convert(folder, workdir, staging, langs)
         release_files = hash_release_files(converted.inputs, folder if folder.is_dir() else folder.parent, downloaded.published)
-        loaded = _load(release, staging)
+        loaded = check(staging)
         record = DatasetSource(
             name=release.name, title=release.title, probe=release.probe, source_url=release.home,
             fetched_from=fetched_from, revision=downloaded.revision, retrieved=today(), licence=release.licence,
@@ -315,6 +172,3 @@ def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
         shutil.move(str(staging), str(out))
     return FetchResult(out, record)
 
-
-__all__ = ["DatasetError", "DatasetSource", "FetchError", "FetchResult", "Release", "default_out",
-           "fetch_dataset", "get_release", "hash_release_files", "offline_reason"]

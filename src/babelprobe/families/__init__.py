@@ -9,13 +9,16 @@ accepts tasks from other packages. See docs/ARCHITECTURE.md, "How to add a probe
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from importlib import import_module
 from importlib.metadata import entry_points
 
+from babelprobe.data.fetch import FetchResult, fetch_release
+from babelprobe.data.releases import FetchError, Release
 from babelprobe.families.base import Family, load_items
 
 __all__ = ["ENTRY_POINT_GROUP", "FAMILIES", "Family", "UnknownFamily", "all_families", "family_names",
-           "get_family", "load_items", "registered"]
+           "fetch_dataset", "get_family", "get_release", "load_items", "registered", "releases"]
 
 ENTRY_POINT_GROUP = "babelprobe.families"
 FAMILIES: dict[str, str] = {
@@ -59,3 +62,28 @@ def get_family(name: str) -> Family:
 
 def all_families() -> list[Family]:
     return [get_family(name) for name in registered()]
+
+
+def releases() -> dict[str, Release]:
+    """Every family's public releases (``Family.releases``), by name: what ``datasets fetch`` fetches."""
+    return {r.name: r for family in all_families() for r in family.releases}
+
+
+def get_release(name: str) -> Release:
+    found = releases()
+    if name not in found:
+        raise FetchError(f"unknown dataset {name!r} (available: {', '.join(found)})")
+    return found[name]
+
+
+def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
+                  langs: list[str] | None = None) -> FetchResult:
+    """``babelprobe datasets fetch NAME``: the release fetched by data/fetch.py, then loaded with
+    its family's own loader (as ``run`` and ``validate`` read it)."""
+    release = get_release(name)
+
+    def check(folder: Path) -> str:
+        family = get_family(release.probe)
+        return family.describe(load_items(family, family.config(out=Path("."), data=folder / release.data)))
+
+    return fetch_release(release, check, out, source, langs)

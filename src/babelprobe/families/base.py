@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-    from babelprobe.data.fetch import Release
+    from babelprobe.data.releases import Release
     from babelprobe.models.base import Backend, Request
     from babelprobe.report.sections import ProfileMetric, Section
     from babelprobe.runner import Outcome, Probe
@@ -150,6 +150,12 @@ class Family(Generic[Config]):
     def print_summary(self, summary: BaseModel, manifest: Manifest | None, console: Console) -> None:
         raise NotImplementedError
 
+    def smoke_config(self, out: Path) -> RunOptions:
+        """The smallest real run of the family (a few items, one model call each where it can),
+        written to ``out``: the configuration the family contract tests run for every registered
+        family (tests/test_families.py, tests/test_html_report.py). Every family must give one."""
+        raise NotImplementedError(f"family {self.name!r} gives no smoke_config (see families/base.py)")
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         """The runs ``babelprobe demo`` makes on the bundled data (each in its own folder of ``out``)."""
         return []
@@ -203,21 +209,39 @@ class Family(Generic[Config]):
         """Add the family's own commands (``babelprobe graph ...``, ``babelprobe rescore owl``)."""
 
 
+# command groups several families add commands to: their help is said here, once
+SHARED_GROUPS = {
+    "rescore": "Score released or saved predictions without a model.",
+    "corpus": "Corpus tools: memorization samples (Shared Path §5.2), passage presence in a corpus (OWL Figs. 9-10).",
+}
+
+
 @dataclass
 class CommandRoot:
-    """Where a family's commands go: the ``babelprobe`` app, and groups shared by several families
-    (``rescore``), made on first use."""
+    """Where a family's commands go: the ``babelprobe`` app, and command groups, made on first
+    use: a shared one (``SHARED_GROUPS``) by name alone, a family's own one declared once with its
+    help (a second declaration with another help is refused: the help shown would depend on the
+    order families load in)."""
 
     app: typer.Typer
     add_run_command: Callable[[Family, typer.Typer], None]  # `run <family>` again under another group
     _groups: dict[str, typer.Typer] = field(default_factory=dict)
 
-    def group(self, name: str, help: str) -> typer.Typer:
+    def group(self, name: str, help: str | None = None) -> typer.Typer:
+        if help is None:
+            if name not in SHARED_GROUPS:
+                raise ValueError(f"command group {name!r} needs its help (shared groups: {', '.join(SHARED_GROUPS)})")
+            help = SHARED_GROUPS[name]
+        elif name in SHARED_GROUPS:
+            raise ValueError(f"command group {name!r} is shared: its help is families/base.py SHARED_GROUPS")
         if name not in self._groups:
             import typer
 
             self._groups[name] = typer.Typer(help=help, no_args_is_help=True)
             self.app.add_typer(self._groups[name], name=name)
+        elif self._groups[name].info.help != help:
+            raise ValueError(f"command group {name!r} declared twice, as {self._groups[name].info.help!r} "
+                             f"and as {help!r}: declare it once and pass it on")
         return self._groups[name]
 
 

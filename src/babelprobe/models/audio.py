@@ -82,7 +82,7 @@ class AudioTextBackend:
         import transformers
         from transformers import AutoProcessor
 
-        from babelprobe.models.hf import resolve_device, resolve_dtype
+        from babelprobe.models.transformers_helpers import resolve_device, resolve_dtype
 
         device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, device)
@@ -127,7 +127,7 @@ class AudioTextBackend:
 
     @torch.inference_mode()
     def _run(self, requests: Sequence[AudioGenerate | Generate]) -> list[GenerateResult | RequestFailure]:
-        from babelprobe.models.hf import cut_generated
+        from babelprobe.models.transformers_helpers import cut_generated
 
         results: dict[int, GenerateResult | RequestFailure] = {}
         prepared: dict[int, tuple[str, list[np.ndarray]]] = {}

@@ -1,4 +1,4 @@
-"""``--device`` checked before a run writes anything (issue 18): a name torch does not know
+"""``--device`` checked before a run writes anything: a name torch does not know
 (``gpu``) or a device this machine lacks (``cuda`` on a CPU-only torch) is one line, not a
 traceback from inside model loading after the run folder was made."""
 

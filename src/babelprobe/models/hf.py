@@ -1,6 +1,6 @@
 """The transformers backend: HF directories and hub ids, GGUF files (dequantised), CPU and CUDA.
 
-Speed rules (issues #2, #11): requests arrive length-sorted from the runner's collator, requests
+Speed rules: requests arrive length-sorted from the runner's collator, requests
 that share a context in the same batch; continuations of one context hang below one copy of it in
 a tree row and a request whose tokens are a prefix of another's is read off that longer row
 (``pack_shared_contexts``); where the attention takes a custom mask the rows are packed side by
@@ -34,6 +34,7 @@ from babelprobe.models.base import (
 )
 from babelprobe.models.packing import Placement, TreeRow, pack_rows, pack_shared_contexts, share_prefixes  # noqa: F401
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
+from babelprobe.models.transformers_helpers import cut_generated, resolve_device, resolve_dtype, tokenize_text
 
 # Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
 # what it answers (boundary rule, head gathering, generation settings). Bump it with any such
@@ -70,32 +71,6 @@ class _Query:
     index: int
     token_ids: tuple[int, ...]
     vocab_stats: bool = False  # also the mean and std of log p over the vocabulary there
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def resolve_dtype(dtype: str, device: str) -> torch.dtype:
-    if dtype == "auto":
-        # fp32 on CPU (bf16 matmuls are slow there and dequantised GGUFs are fp32 anyway).
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
-
-
-def cut_generated(tokenizer, toks: list[int], eos: set[int], stop: Sequence[str]) -> tuple[str, str, list[int]]:
-    """A generated row's text up to its first end-of-sequence token, cut at the first stop string,
-    why it ended ("stop" or "length") and the tokens kept (a batch pads rows that ended early)."""
-    end = next((t for t, tok in enumerate(toks) if tok in eos), None)
-    finish = "stop" if end is not None else "length"
-    toks = toks[:end] if end is not None else toks
-    text = tokenizer.decode(toks, skip_special_tokens=True)
-    cut = [text.find(s) for s in stop if s and s in text]
-    if cut:
-        text, finish = text[: min(cut)], "stop"
-    return text, finish, toks
 
 
 class TransformersBackend:
@@ -557,9 +532,3 @@ def vocab_moments(logits: torch.Tensor) -> list[tuple[float, float]]:
         sigma = (p * centred.square()).sum(-1).sqrt()
         out += zip(mu.tolist(), sigma.tolist())
     return out
-
-
-def tokenize_text(tokenizer, text: str) -> TokenizeResult:
-    """Ids without special tokens and (start, end) character offsets (a fast tokenizer's)."""
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    return TokenizeResult(token_ids=list(enc.input_ids), offsets=[tuple(o) for o in enc.offset_mapping])

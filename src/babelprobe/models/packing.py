@@ -1,4 +1,4 @@
-"""How the transformers backend lays token sequences into forward rows (issues #2, #11): shared
+"""How the transformers backend lays token sequences into forward rows: shared
 contexts computed once as prefix trees (``pack_shared_contexts``), tree rows packed side by side
 (``pack_rows``), prefixes read off longer rows (``share_prefixes``, also used by the vLLM and
 llama.cpp backends). Pure bookkeeping on token ids: no model, no torch; moved out of hf.py

@@ -270,9 +270,3 @@ def resolve(spec: str | ModelSpec) -> ResolvedModel:
         sha = _hub_commit(spec, hub_id, revision or "main")
         return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{sha}", None, sha)
     raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai, llamacpp)")
-
-
-def split_revision(name: str) -> tuple[str, str | None]:
-    """``<hub id>@<revision>`` -> (hub id, revision); a local directory keeps any '@' in its name."""
-    parsed = ModelSpec.parse(f"hf:{name}")
-    return parsed.name, parsed.revision

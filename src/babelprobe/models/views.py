@@ -38,7 +38,7 @@ class TransformersView:
         return int(self.model.num_parameters())
 
     def tokenize(self, requests: Sequence[Tokenize]) -> list[TokenizeResult]:
-        from babelprobe.models.hf import tokenize_text
+        from babelprobe.models.transformers_helpers import tokenize_text
 
         return [tokenize_text(self.tokenizer, r.text) for r in requests]
 
@@ -55,10 +55,11 @@ def load_view(resolved, config, options) -> TransformersView:
     from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     from babelprobe.models import hf, seq2seq
+    from babelprobe.models.transformers_helpers import resolve_device, resolve_dtype
 
     seq2seq_model = bool(getattr(config, "is_encoder_decoder", False))
-    device = hf.resolve_device(options.device)
-    torch_dtype = hf.resolve_dtype(options.dtype, device)
+    device = resolve_device(options.device)
+    torch_dtype = resolve_dtype(options.dtype, device)
     revision = seq2seq.BACKEND_REVISION if seq2seq_model else hf.BACKEND_REVISION
     kwargs = {"revision": resolved.revision} if resolved.revision else {}
     tokenizer = AutoTokenizer.from_pretrained(resolved.path, **kwargs)

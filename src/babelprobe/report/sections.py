@@ -75,8 +75,8 @@ def shown_n(n: float) -> int | float:
 def n_note(n: float | None) -> str:
     """The n beside a statistic, flagged below ``analysis.bootstrap.SMALL_N`` (the one threshold):
     ', n = 12 (small n)' or ', n = 240'; '' when n is unknown. Terminal, Markdown and HTML tables
-    all print it (issue 18: '100.0 (100.0–100.0)' at n = 1 must say so). An effective n (a
-    weighted score's) is printed to one decimal where it is not whole."""
+    all print it ('100.0 (100.0–100.0)' at n = 1 must say so). An effective n (a weighted score's) is
+    printed to one decimal where it is not whole."""
     from babelprobe.analysis.bootstrap import small_n
 
     if n is None:
@@ -97,7 +97,7 @@ def pct(value: float | None, low: float | None = None, high: float | None = None
 
 def error_of(value: object) -> str | None:
     """The stored ``error`` cell of an item row: its message, or None for an item that did not error.
-    Every family's item table asks this one question (issue 18): a good item's cell is None, NaN
+    Every family's item table asks this one question: a good item's cell is None, NaN
     (pandas fills a string column's gaps with NaN, and NaN is truthy) or empty, never an error."""
     import pandas as pd
 

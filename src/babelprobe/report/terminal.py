@@ -26,7 +26,7 @@ def plain(value: object) -> str:
     """Dataset or model text (a language code, a relation, a book id, a model's answer, a model spec)
     made safe to put in a rich string: control characters removed, rich markup escaped, so that `[/]`
     cannot crash the print, `[bold red]` or `[link=...]` cannot style it, and no escape sequence reaches
-    the terminal (issue 18). Every family's terminal summary and the commands print data through it."""
+    the terminal. Every family's terminal summary and the commands print data through it."""
     return escape(strip_control(str(value)))
 
 

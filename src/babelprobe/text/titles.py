@@ -1,6 +1,6 @@
 """Titles and honorifics: words that stand before (or after) a character's name, never a name
 alone. A model answering "Count" for Count Vronsky, "Ntate" for Ntate Moloi or "श्री" for श्री
-राम has named no one (OWL §2.2 name cloze; issue 27 class 5).
+राम has named no one (OWL §2.2 name cloze).
 
 Per-language tables ``text/data/titles/<lang>.tsv`` (columns ``title kind source``), one title per
 row with its source (CLDR person-name data where it gives title examples, Wiktionary's honorific

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from babelprobe.families.cka.config import DEMO_CKA, CKAConfig
-from babelprobe.families.cka.data import CKAFact, load_cka_facts
+from babelprobe.data.polyglot_or_not import CKAFact, load_cka_facts
 from babelprobe.families.cka.release import RELEASE
 from babelprobe.data.validation import Problem
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan
@@ -73,6 +73,9 @@ class CKAFamily(Family[CKAConfig]):
         from babelprobe.families.cka.report import cka_profile
 
         return cka_profile(summary)
+
+    def smoke_config(self, out: Path) -> CKAConfig:
+        return CKAConfig(out=out, langs=["en", "ru"], limit=4, bootstrap_resamples=500)
 
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun(f"cka, {mode} mode", CKAConfig(model=model, data=DEMO_CKA, mode=mode, out=out / f"cka-{mode}",

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from babelprobe.families.cka.data import CKAFact
+from babelprobe.data.polyglot_or_not import CKAFact
 from babelprobe.languages import detect_script, joins_without_space
 from babelprobe.families.cka.metrics import cka_known, cka_log_ratio
 from babelprobe.models.base import LogLikelihood, LogLikelihoodResult, NextToken, NextTokenResult, Request, Response

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from babelprobe.data.fetch import Converted, Downloaded, FetchError, Release, missing_columns, unknown_langs
+from babelprobe.data.releases import Converted, Downloaded, FetchError, Release, missing_columns, unknown_langs
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
-from babelprobe.families.cka.data import parse_fact
+from babelprobe.data.polyglot_or_not import parse_fact
 
 POLYGLOT_COLUMNS = ("dataset_id", "stem", "true", "false", "relation", "subject", "object")
 # the release's split names (its dataset card) -> ISO 639-1 codes

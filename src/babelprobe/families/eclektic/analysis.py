@@ -157,7 +157,7 @@ class SettingSummary(BaseModel):
     pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
 
 
-# A judge's verdicts are trusted only as far as they can be checked (issue 18: the bundled 135M
+# A judge's verdicts are trusted only as far as they can be checked (the bundled 135M
 # judge says YES to the question repeated as the answer). Two checks, each a warning:
 # - agreement with the string metric on rows that have both: the string verdict is "correct"
 #   when at least STRING_CORRECT_RECALL of the gold answer's words are in the answer; a Cohen's

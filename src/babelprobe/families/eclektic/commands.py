@@ -11,11 +11,12 @@ from rich.table import Table
 from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
 from babelprobe.data.validation import DatasetError
-from babelprobe.families.base import CommandRoot
+from babelprobe.families.base import CommandRoot, Family
+from babelprobe.runs import RunError, read_runs
 
 
-def register(root: CommandRoot) -> None:
-    rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
+def register(root: CommandRoot, family: Family) -> None:
+    rescore_app = root.group("rescore")
 
     @rescore_app.command("eclektic")
     def rescore_eclektic(
@@ -45,20 +46,19 @@ def register(root: CommandRoot) -> None:
         setting: str = typer.Option("closed-book", help="which setting to plot"),
     ) -> None:
         """Overall success and transfer score against model size (ECLeKTiC Fig. 6)."""
-        from babelprobe.runs import read_run
         from babelprobe.families.eclektic.report import size_curve
 
         table = Table(title=f"size curve ({setting})")
         for col in ("model", "parameters", "overall %", "transfer %"):
             table.add_column(col)
         points = []
-        for run_dir in run_dirs:
-            try:
-                stored = read_run(run_dir)
-            except (FileNotFoundError, ValueError) as exc:
-                fail(str(exc))
+        try:
+            stored_runs = read_runs(run_dirs, family)
+        except RunError as exc:
+            fail(str(exc))
+        for run_dir, stored in zip(run_dirs, stored_runs):
             manifest, summary = stored.manifest, stored.summary
-            if manifest.probe != "eclektic" or not manifest.model_parameters:
+            if not manifest.model_parameters:
                 fail(f"{run_dir}: not an eclektic run with a known model size")
             chosen = next((s for s in summary.settings if s.setting == setting), None)
             if chosen is None:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from babelprobe.config import BUNDLED_DATA, FiguresOption, RunOptions, option
+from babelprobe.config import BUNDLED_DATA, FiguresOption, RunOptions, batch_size_option, option
 from babelprobe.families.eclektic.data import ColumnMap
 
 DEMO_ECLEKTIC = BUNDLED_DATA / "eclektic_demo.jsonl"
@@ -32,7 +32,7 @@ class EclekticConfig(RunOptions, FiguresOption):
     chat: bool | None = option(None, "prompt as a chat message (default: if the model has a chat template); "
                                      "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
-    batch_size: int = option(8, "requests per generation batch", ge=1)
+    batch_size: int = batch_size_option(8)
     # judge prompts carry the context: long and of uneven length, so small batches pad less
     judge_batch_size: int = option(8, "judge requests per generation batch", ge=1)
     # the judge check (analysis.judge_check): 3 known-wrong answers per (question, target language)

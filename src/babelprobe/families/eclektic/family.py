@@ -134,6 +134,10 @@ class EclekticFamily(Family[EclekticConfig]):
 
         return eclektic_profile(summary, items)
 
+    def smoke_config(self, out: Path) -> EclekticConfig:
+        return EclekticConfig(out=out, limit=2, max_tokens=8, judges=["bundled:smollm2-135m-instruct"],
+                              settings=["closed-book", "general-hint"], figures=False)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         # one generation batch per setting: a batch runs until its longest answer ends, so fewer
         # batches mean fewer steps (the answers are the same as with the default 8 on this set)
@@ -146,6 +150,6 @@ class EclekticFamily(Family[EclekticConfig]):
     def commands(self, root) -> None:
         from babelprobe.families.eclektic.commands import register
 
-        register(root)
+        register(root, self)
 
 family = EclekticFamily()

@@ -188,7 +188,7 @@ def with_judgements(record: EclekticRecord, answers: list[str]) -> EclekticRecor
     return record.model_copy(update={"judge_answers": answers, "judge_votes": votes, "judge_correct": correct})
 
 
-# Known-wrong answers every judge must refuse (issue 18: a weak judge is flagged). Built from the
+# Known-wrong answers every judge must refuse (a weak judge is flagged). Built from the
 # data alone, the same for every model under test, judged with the same Fig. 9 prompt.
 CONTROL_QUESTION = "question repeated"  # the question itself given as the answer
 CONTROL_EMPTY = "empty answer"

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from babelprobe.data.fetch import Converted, Downloaded, FetchError, Release, http_get, today, unknown_langs, unpacked
+from babelprobe.data.releases import Converted, Downloaded, FetchError, Release, http_get, today, unknown_langs, unpacked
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
 

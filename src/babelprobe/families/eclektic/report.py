@@ -202,10 +202,6 @@ def eclektic_metric_name(summary: EclekticSummary) -> str:
     return "LLM judge" if summary.settings and summary.settings[0].judge else "string metric"
 
 
-def score_bars(summary: EclekticSummary, path: Path) -> Path:
-    return save_png(score_bars_figure(summary), path)
-
-
 def ablation_table(summary: EclekticSummary, path: Path) -> Path:
     """The hint-ablation table (ECLeKTiC Table 2) as Markdown, both metrics: value±margin, n;
     "undefined (reason)" where a score has no value (never nan±nan)."""

@@ -15,15 +15,16 @@ from babelprobe import store
 from babelprobe.commands import console, fail, out_dir
 from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
-from babelprobe.families.base import CommandRoot
+from babelprobe.families.base import CommandRoot, Family
 from babelprobe.report.terminal import plain
+from babelprobe.runs import RunError, read_runs
 
 
-def register(root: CommandRoot) -> None:
+def register(root: CommandRoot, family: Family) -> None:
     from babelprobe.families.memorization.corpus import FilterSettings
 
     filters = FilterSettings()  # the §5.2 defaults, declared once there
-    corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
+    corpus_app = root.group("corpus")
     memorization_app = root.group("memorization", "Memorization analyses across runs (Shared Path Table 14).")
 
     @corpus_app.command("sample")
@@ -106,19 +107,16 @@ def register(root: CommandRoot) -> None:
     ) -> None:
         """Per-language Pearson r between runs adjacent in model size (Table 14)."""
         from babelprobe.families.memorization.analysis import SizeRun, size_correlations
-        from babelprobe.runs import read_run
         from babelprobe.families.memorization.report import print_correlations
 
         if len(run_dirs) < 2:
             fail("compare needs at least two run directories")
+        try:
+            stored_runs = read_runs(run_dirs, family)
+        except RunError as exc:
+            fail(str(exc))
         runs = []
-        for run_dir in run_dirs:
-            try:
-                stored = read_run(run_dir)
-            except (FileNotFoundError, ValueError) as exc:
-                fail(str(exc))
-            if stored.manifest.probe != "memorization":
-                fail(f"{run_dir}: not a memorization run ({stored.manifest.probe})")
+        for run_dir, stored in zip(run_dirs, stored_runs):
             runs.append((SizeRun(label=stored.manifest.model.spec, parameters=stored.manifest.model_parameters),
                          store.read_items(run_dir)))
         print_correlations("per-language Pearson r between adjacent model sizes (Table 14)", size_correlations(runs), console)

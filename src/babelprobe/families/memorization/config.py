@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import field_validator, model_validator
 
-from babelprobe.config import BUNDLED_DATA, BootstrapOption, PartsOption, RunOptions, option
+from babelprobe.config import BUNDLED_DATA, BootstrapOption, PartsOption, RunOptions, batch_size_option, option
 
 DEMO_MEMORIZATION = BUNDLED_DATA / "memorization_demo.jsonl"
 
@@ -64,7 +64,7 @@ class MemorizationConfig(RunOptions, BootstrapOption, PartsOption):
     pm_whitespace: Literal["keep", "drop"] | None = option(
         None, "encoder-decoder PM: keep (every masked token; babelprobe) or drop (whitespace-only pieces, as "
               "logprob_mt5.py)")
-    batch_size: int = option(16, "requests per forward pass or generation batch", ge=1)
+    batch_size: int = batch_size_option(16)
 
     @field_validator("prefix_tokens")
     @classmethod
@@ -98,7 +98,7 @@ def authors_dtype(spec: str, device: str) -> str:
     """float32 for an encoder-decoder (logprob_mt5.py / mt5.py load mT5 without a dtype), float16 on
     CUDA for a decoder-only model (mgpt.py / logprob_gpt.py: ``torch_dtype=torch.float16``). The
     architecture is read from the model's config.json, as models.load_backend does."""
-    from babelprobe.models.hf import resolve_device
+    from babelprobe.models.transformers_helpers import resolve_device
     from babelprobe.models.registry import backend_for_scheme
     from babelprobe.models.spec import ModelSpec
     from babelprobe.models.specs import resolve

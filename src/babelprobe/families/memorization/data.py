@@ -42,11 +42,6 @@ def _files(path: Path) -> list[tuple[Path, str | None]]:
     return [(path, None)]
 
 
-def sample_files(path: str | Path) -> list[Path]:
-    """The files a sample path stands for (for the manifest's hashes)."""
-    return [f for f, _ in _files(Path(path))]
-
-
 def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | None = None,
                  seed: int = 0) -> list[Sample]:
     """Load and validate every sample; ``limit`` keeps a seeded sample of that many per language.
@@ -76,7 +71,7 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
                 problems.append(Problem(where, row_number, "id", f"duplicate id {sample_id!r} (first at {seen[sample_id]})"))
                 continue
             seen[sample_id] = f"{where}:{row_number}"
-            # one code per language for every Shared Path input (issue 19 §4): iw -> he, nob_Latn -> no
+            # one code per language for every Shared Path input: iw -> he, nob_Latn -> no
             code = normalise_code(str(language))
             written.setdefault(code, {}).setdefault(str(language).strip(), f"{where}:{row_number}")
             samples.append(Sample(sample_id=sample_id, language=code, text=text,

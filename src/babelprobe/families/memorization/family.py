@@ -218,6 +218,10 @@ class MemorizationFamily(Family[MemorizationConfig]):
 
         return memorization_profile(summary)
 
+    def smoke_config(self, out: Path) -> MemorizationConfig:
+        return MemorizationConfig(out=out, langs=["en", "zh"], limit=1, prefix_tokens=[20], suffix_tokens=5,
+                                  bootstrap_resamples=500)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun("memorization: EM, RM, PM with shuffled-suffix controls, 28 texts in 12 languages",
                         MemorizationConfig(model=model, data=DEMO_MEMORIZATION, out=out / "memorization",
@@ -227,6 +231,6 @@ class MemorizationFamily(Family[MemorizationConfig]):
     def commands(self, root) -> None:
         from babelprobe.families.memorization.commands import register
 
-        register(root)
+        register(root, self)
 
 family = MemorizationFamily()

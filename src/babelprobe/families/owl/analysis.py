@@ -11,6 +11,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from babelprobe.analysis.bootstrap import Cell, bootstrap_ci
+from babelprobe.families.owl.audio import AUDIO_LANGUAGE, MODALITIES, VARIANT_OF
 from babelprobe.families.owl.metrics import is_honorific, normalize
 from babelprobe.text.pronouns import is_abstention, is_pronoun
 
@@ -46,10 +47,18 @@ class TaskSummary(BaseModel):
     by_language_presence: list[Cell] = []  # "<language>/seen", "<language>/unseen" (the profile's columns)
 
 
+class ModalityRow(BaseModel):
+    task: str
+    perturbation: str
+    passages: int  # passages scored in every modality of the row
+    cells: list[Cell]  # one per modality, over the same passages (group = modality)
+    flagged_audio: int = 0  # of those passages, how many heard a file above the WER threshold
+
+
 class OwlSummary(BaseModel):
     tokenizer: str = "o200k_base (bpe-openai)"
     tasks: list[TaskSummary]  # the text rows
-    modalities: list["ModalityRow"] = []  # --modality audio: audio (and asr) beside text, Fig. 3
+    modalities: list[ModalityRow] = []  # --modality audio: audio (and asr) beside text, Fig. 3
     # Fig. 9: passages (book, passage) per match type of the presence search; empty without --presence
     presence_matches: dict[str, int] = {}
 
@@ -288,6 +297,33 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
     return items, summary
 
 
-from babelprobe.families.owl.audio import ModalityRow, modality_rows  # noqa: E402  (audio.py reads _cell above)
-
-OwlSummary.model_rebuild()
+# ---------------------------------------------------------------------- Fig. 3: audio beside text
+def modality_rows(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> list[ModalityRow]:
+    """Per (task, perturbation): accuracy (chrF++ for prefix probing) of each modality over the
+    English passages that every modality of the run answered without error (Fig. 3), with
+    bootstrap CIs; each cell's ``errors`` counts that modality's errored items (all passages)."""
+    if "modality" not in items.columns:
+        return []
+    items = items.assign(modality=items["modality"].fillna("text"))
+    english = items[items["language"] == AUDIO_LANGUAGE]
+    rows = []
+    for (task, perturbation), group in english.groupby(["task", "perturbation"], sort=False):
+        present = [m for m in MODALITIES if m in set(group["modality"])]
+        if len(present) < 2 or (task, perturbation) not in VARIANT_OF:
+            continue
+        column = "chrf_pp" if task == "prefix" else "correct"
+        ok = group[group["error"].isna()]
+        keys = None
+        for m in present:
+            mine = set(map(tuple, ok[ok["modality"] == m][["book_id", "passage_id"]].to_numpy()))
+            keys = mine if keys is None else keys & mine
+        pair = group[[tuple(k) in keys for k in group[["book_id", "passage_id"]].to_numpy()]]
+        # the values are over the shared passages; the errors are every errored item of the
+        # modality (those passages are why the shared set is smaller: counted, not dropped)
+        cells = [_cell(m, pair[pair["modality"] == m], column, n_resamples, seed).model_copy(
+            update={"errors": int(((group["modality"] == m) & group["error"].notna()).sum())}) for m in present]
+        audio = pair[pair["modality"] == "audio"]
+        flagged = int(audio["audio_flagged"].fillna(False).astype(bool).sum()) if "audio_flagged" in audio else 0
+        rows.append(ModalityRow(task=str(task), perturbation=str(perturbation), passages=len(keys), cells=cells,
+                                flagged_audio=flagged))
+    return rows

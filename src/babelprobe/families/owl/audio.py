@@ -27,22 +27,20 @@ text prompt with the Whisper transcript in place of the passage (hearing vs read
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
 from pydantic import BaseModel
 
-from babelprobe.analysis.bootstrap import Cell
 from babelprobe.data.perturbations import NameNotMaskable
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.owl.data import OwlItem
 from babelprobe.families.owl.metrics import split_passage
-from babelprobe.families.owl.probe import OwlProbe, OwlRecord, perturb
+from babelprobe.families.base import Plan
+from babelprobe.families.owl.probe import OwlProbe, OwlRecord, perturb, task_perturbations
 from babelprobe.models.base import AudioClip, AudioGenerate, GenerateResult, Request, Response
 
 MANIFEST = "manifest.jsonl"
@@ -340,54 +338,10 @@ def audio_task_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [p for p in pairs if p in VARIANT_OF]
 
 
-# ---------------------------------------------------------------------- Fig. 3: audio beside text
-class ModalityRow(BaseModel):
-    task: str
-    perturbation: str
-    passages: int  # passages scored in every modality of the row
-    cells: list[Cell]  # one per modality, over the same passages (group = modality)
-    flagged_audio: int = 0  # of those passages, how many heard a file above the WER threshold
-
-
-def modality_rows(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> list[ModalityRow]:
-    """Per (task, perturbation): accuracy (chrF++ for prefix probing) of each modality over the
-    English passages that every modality of the run answered without error (Fig. 3), with
-    bootstrap CIs; each cell's ``errors`` counts that modality's errored items (all passages)."""
-    from babelprobe.families.owl.analysis import _cell
-
-    if "modality" not in items.columns:
-        return []
-    items = items.assign(modality=items["modality"].fillna("text"))
-    english = items[items["language"] == AUDIO_LANGUAGE]
-    rows = []
-    for (task, perturbation), group in english.groupby(["task", "perturbation"], sort=False):
-        present = [m for m in MODALITIES if m in set(group["modality"])]
-        if len(present) < 2 or (task, perturbation) not in VARIANT_OF:
-            continue
-        column = "chrf_pp" if task == "prefix" else "correct"
-        ok = group[group["error"].isna()]
-        keys = None
-        for m in present:
-            mine = set(map(tuple, ok[ok["modality"] == m][["book_id", "passage_id"]].to_numpy()))
-            keys = mine if keys is None else keys & mine
-        pair = group[[tuple(k) in keys for k in group[["book_id", "passage_id"]].to_numpy()]]
-        # the values are over the shared passages; the errors are every errored item of the
-        # modality (those passages are why the shared set is smaller: counted, not dropped)
-        cells = [_cell(m, pair[pair["modality"] == m], column, n_resamples, seed).model_copy(
-            update={"errors": int(((group["modality"] == m) & group["error"].notna()).sum())}) for m in present]
-        audio = pair[pair["modality"] == "audio"]
-        flagged = int(audio["audio_flagged"].fillna(False).astype(bool).sum()) if "audio_flagged" in audio else 0
-        rows.append(ModalityRow(task=str(task), perturbation=str(perturbation), passages=len(keys), cells=cells,
-                                flagged_audio=flagged))
-    return rows
-
-
 # ---------------------------------------------------------------------- the run (family.py hooks)
 def check_audio_run(config, items: list[OwlItem]) -> list[OwlItem]:
     """``--modality audio``: English passages only, an audio folder that matches them, and at
     least one task with audio; checked before any model loads."""
-    from babelprobe.families.owl.family import task_perturbations
-
     if config.audio is None:
         raise DatasetError([Problem(str(config.data), None, "--audio", "--modality audio needs --audio DIR "
                                     "(made by `babelprobe owl audio --data DATA --out DIR`)")])
@@ -405,8 +359,6 @@ def check_audio_run(config, items: list[OwlItem]) -> list[OwlItem]:
 def audio_plans(config, text_plans: list, items: list[OwlItem]) -> list:
     """The text plans of the tasks that have audio (the same passages: those with audio), then the
     audio plans, then (``--audio-cascade``) the transcript plans."""
-    from babelprobe.families.base import Plan
-
     clips = load_clips(config.audio, items)
     plans = []
     modalities = ["audio", "asr"] if config.audio_cascade else ["audio"]
@@ -422,40 +374,3 @@ def audio_plans(config, text_plans: list, items: list[OwlItem]) -> list:
                                   max_tokens=config.prefix_max_tokens if task == "prefix" else config.max_tokens)
             plans.append(Plan(probe, [i for i in heard if probe.applies(i)], label=f"{task}/{perturbation} {modality}"))
     return plans
-
-
-def _fmt(row: ModalityRow, cell: Cell) -> str:
-    errors = f"{cell.errors} error{'s' if cell.errors != 1 else ''}"
-    if not cell.n:
-        return f"- (n = 0, {errors})"
-    scale, unit = (1.0, "") if row.task == "prefix" else (100.0, "%")
-    value = f"{scale * cell.value:.1f}{unit} ({scale * cell.ci_low:.0f}-{scale * cell.ci_high:.0f})"
-    return f"{value}, {errors}" if cell.errors else value
-
-
-def print_modalities(rows: list[ModalityRow], console) -> None:
-    """Fig. 3 as a table: text, audio (and asr) over the same English passages."""
-    from rich.table import Table
-
-    table = Table(title="OWL audio vs text (English, the same passages; 95% CIs)")
-    for col in ("task / perturbation", "passages", *MODALITIES, "flagged audio"):
-        table.add_column(col, justify="left" if col.startswith("task") else "right")
-    for row in rows:
-        cells = {c.group: c for c in row.cells}
-        table.add_row(f"{row.task} / {row.perturbation}", str(row.passages),
-                      *(_fmt(row, cells[m]) if m in cells else "" for m in MODALITIES), str(row.flagged_audio))
-    console.print(table)
-
-
-def modality_table(rows: list[ModalityRow]):
-    from babelprobe.report.sections import Table as HtmlTable
-
-    out = []
-    for row in rows:
-        cells = {c.group: c for c in row.cells}
-        out.append([f"{row.task} / {row.perturbation}", str(row.passages),
-                    *(_fmt(row, cells[m]) if m in cells else "" for m in MODALITIES), str(row.flagged_audio)])
-    return HtmlTable("audio vs text (OWL §2.4, Fig. 3): English, the same passages; accuracy % (chrF++ for prefix) "
-                     "with 95% bootstrap CIs", ["task / perturbation", "passages", *MODALITIES, "flagged audio"], out,
-                     note="asr: the Whisper transcript given as text (hearing vs reading); flagged audio: files whose "
-                          "round-trip WER is above the synthesis threshold")

@@ -10,12 +10,9 @@ from rich.table import Table
 
 from babelprobe.commands import console, fail
 from babelprobe.data.validation import DatasetError
-from babelprobe.families.base import CommandRoot
 
 
-def register(root: CommandRoot) -> None:
-    owl_app = root.group("owl", "OWL's own tools (audio: speech for the audio ablation).")
-
+def register(owl_app: typer.Typer) -> None:
     @owl_app.command("audio")
     def owl_audio(
         data: Path = typer.Option(..., help="OWL passages (JSONL/CSV/Parquet); the English ones are spoken"),

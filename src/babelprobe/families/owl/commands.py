@@ -14,21 +14,24 @@ from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
 from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
-from babelprobe.families.base import CommandRoot
+from babelprobe.families.base import CommandRoot, Family
 from babelprobe.families.owl.data import convert_owl_release
 from babelprobe.report.terminal import plain
+from babelprobe.runs import RunError, read_runs
 
 
-def register(root: CommandRoot) -> None:
+def register(root: CommandRoot, family: Family) -> None:
     from babelprobe.families.owl.audio_commands import register as register_audio
-    from babelprobe.families.owl.build.command import register as register_build
+    from babelprobe.families.owl.builder.command import register as register_build
 
-    register_audio(root)  # `owl audio`
-    register_build(root)  # `owl build` (build/command.py)
-    rescore_app = root.group("rescore", "Score released or saved predictions without a model.")
+    owl_app = root.group("owl", "OWL's own tools: speech for the audio ablation, building a dataset from books, "
+                                "analyses across runs (App. E).")
+    register_audio(owl_app)  # `owl audio`
+    register_build(owl_app)  # `owl build` (builder/command.py)
+    rescore_app = root.group("rescore")
     register_presence(root)
-    register_quantization(root)
-    register_membership(root)
+    register_quantization(owl_app, family)
+    register_membership(owl_app)
 
     @rescore_app.command("owl")
     def rescore_owl(
@@ -88,7 +91,7 @@ def register(root: CommandRoot) -> None:
 
 
 def register_presence(root: CommandRoot) -> None:
-    corpus_app = root.group("corpus", "Build memorization samples from a corpus (Shared Path §5.2).")
+    corpus_app = root.group("corpus")
 
     @corpus_app.command("index")
     def corpus_index(
@@ -167,9 +170,7 @@ def register_presence(root: CommandRoot) -> None:
             console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
 
 
-def register_quantization(root: CommandRoot) -> None:
-    owl_app = root.group("owl", "OWL analyses across runs (App. E).")
-
+def register_quantization(owl_app: typer.Typer, family: Family) -> None:
     @owl_app.command("quantization")
     def owl_quantization(
         baseline: Path = typer.Argument(..., help="the full-precision run (an owl run directory)"),
@@ -180,16 +181,13 @@ def register_quantization(root: CommandRoot) -> None:
     ) -> None:
         """OWL Tables 10-12: each run's change from the baseline in points, paired bootstrap CI per cell (App. E)."""
         from babelprobe.families.owl.quantization import GROUPS, format_delta, quantization_tables
-        from babelprobe.runs import read_run
 
         frames, labels = {}, []
-        for run_dir in [baseline, *runs]:
-            try:
-                stored = read_run(run_dir)
-            except (FileNotFoundError, ValueError) as exc:
-                fail(str(exc))
-            if stored.manifest.probe != "owl":
-                fail(f"{run_dir}: not an owl run ({stored.manifest.probe})")
+        try:
+            stored_runs = read_runs([baseline, *runs], family)
+        except RunError as exc:
+            fail(str(exc))
+        for run_dir, stored in zip([baseline, *runs], stored_runs):
             label = stored.manifest.model.spec
             if label in labels:
                 label = f"{label} ({run_dir.name})"
@@ -223,9 +221,7 @@ def register_quantization(root: CommandRoot) -> None:
             console.print(f"tables: {plain(str(out))}")
 
 
-def register_membership(root: CommandRoot) -> None:
-    owl_app = root.group("owl", "OWL analyses across runs (App. E).")
-
+def register_membership(owl_app: typer.Typer) -> None:
     @owl_app.command("membership")
     def owl_membership(
         run_dir: Path = typer.Argument(..., help="a memorization run over OUT/samples.jsonl of `corpus presence`"),

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 
-from babelprobe.config import BUNDLED_DATA, BootstrapOption, FiguresOption, RunOptions, option
+from babelprobe.config import BUNDLED_DATA, BootstrapOption, FiguresOption, RunOptions, batch_size_option, option
 
 DEMO_OWL = BUNDLED_DATA / "owl_demo.jsonl"
 
@@ -23,7 +23,7 @@ class OwlConfig(RunOptions, FiguresOption, BootstrapOption):
     limit: int | None = option(None, "passages (seeded sample; all their language versions)", ge=1)
     max_tokens: int = option(100, "new tokens for direct probing and name cloze", ge=1)
     prefix_max_tokens: int = option(200, "new tokens for prefix probing", ge=1)
-    batch_size: int = option(8, "requests per generation batch", ge=1)
+    batch_size: int = batch_size_option(8)
     presence: Path | None = option(None, "presence.jsonl from `babelprobe corpus presence`: accuracy of seen vs "
                                          "unseen passages (App. B.4, Figs. 9-10)")
     # OWL §2.4 (families/owl/audio.py): audio rows beside the text rows of the same English passages

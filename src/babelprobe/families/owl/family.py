@@ -10,18 +10,7 @@ from babelprobe.families.owl.data import OwlItem, load_owl
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.owl.release import RELEASE
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan, sample_groups
-from babelprobe.families.owl.probe import PERTURBATIONS, OwlProbe
-
-
-def task_perturbations(config: OwlConfig) -> list[tuple[str, str]]:
-    """Every (task, perturbation) the config selects that applies to its task."""
-    pairs = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
-             if config.perturbations is None or p in config.perturbations]
-    if not pairs:
-        applicable = "; ".join(f"{task}: {', '.join(PERTURBATIONS[task])}" for task in config.tasks)
-        raise ValueError(f"--perturbations {','.join(config.perturbations or [])}: none applies to --tasks "
-                         f"{','.join(config.tasks)} ({applicable})")
-    return pairs
+from babelprobe.families.owl.probe import OwlProbe, task_perturbations
 
 
 class OwlFamily(Family[OwlConfig]):
@@ -103,6 +92,9 @@ class OwlFamily(Family[OwlConfig]):
 
         return owl_profile(summary)
 
+    def smoke_config(self, out: Path) -> OwlConfig:
+        return OwlConfig(out=out, limit=1, max_tokens=8, prefix_max_tokens=8, bootstrap_resamples=500, figures=False)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun("owl: direct probing, name cloze, prefix probing",
                         OwlConfig(model=model, data=DEMO_OWL, out=out / "owl", device=device, overwrite=True))]
@@ -111,6 +103,6 @@ class OwlFamily(Family[OwlConfig]):
     def commands(self, root) -> None:
         from babelprobe.families.owl.commands import register
 
-        register(root)
+        register(root, self)
 
 family = OwlFamily()

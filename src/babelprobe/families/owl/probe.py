@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from babelprobe.families.owl.config import OwlConfig
 from babelprobe.families.owl.data import OwlItem
 from babelprobe.data.perturbations import NameNotMaskable, mask_names, mask_with_evidence, shuffle_words
 from babelprobe.languages import language_name
@@ -41,6 +42,17 @@ PERTURBATIONS: dict[str, tuple[str, ...]] = {
     "name-cloze": ("masked", "masked-shuffled"),
     "prefix": ("none",),
 }
+
+
+def task_perturbations(config: OwlConfig) -> list[tuple[str, str]]:
+    """Every (task, perturbation) the config selects that applies to its task."""
+    pairs = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
+             if config.perturbations is None or p in config.perturbations]
+    if not pairs:
+        applicable = "; ".join(f"{task}: {', '.join(PERTURBATIONS[task])}" for task in config.tasks)
+        raise ValueError(f"--perturbations {','.join(config.perturbations or [])}: none applies to --tasks "
+                         f"{','.join(config.tasks)} ({applicable})")
+    return pairs
 
 # The one-shot demonstration: the opening of Moby-Dick (1851, public domain).
 DEMO_PASSAGE = (

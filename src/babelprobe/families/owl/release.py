@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from babelprobe.data.fetch import (Converted, Downloaded, FetchError, Release, http_get, offline_reason, unknown_langs)
+from babelprobe.data.releases import (Converted, Downloaded, FetchError, Release, http_get, offline_reason, unknown_langs)
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.owl.data import OwlItem, owl_items_from_release_rows

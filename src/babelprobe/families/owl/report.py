@@ -10,13 +10,15 @@ from rich.console import Console
 from rich.table import Table
 
 from babelprobe.analysis.bootstrap import Cell, small_n
-from babelprobe.families.owl.analysis import Delta, OwlSummary, error_category
-
-GROUP_NAMES = ("original", "official", "unseen")
+from babelprobe.families.owl.analysis import Delta, ModalityRow, OwlSummary, error_category
+from babelprobe.families.owl.audio import MODALITIES
 from babelprobe.report.figures import grouped_bars_figure, heatmap_figure, save_png
 from babelprobe.report.sections import ItemTable, ProfileMetric, Section, Table as HtmlTable, error_of, figure, pct, text
 from babelprobe.report.terminal import n_cell, number_column, plain, small_n_footnote, titled as _titled
 from babelprobe.store import Manifest
+
+GROUP_NAMES = ("original", "official", "unseen")
+
 
 def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, console: Console | None = None) -> None:
     """Accuracy (direct probing, name cloze) or chrF++ (prefix probing) per language and group."""
@@ -57,8 +59,6 @@ def print_owl_summary(summary: OwlSummary, manifest: Manifest | None = None, con
         console.print(line, highlight=False)
     print_presence(summary, console)
     if summary.modalities:
-        from babelprobe.families.owl.audio import print_modalities
-
         print_modalities(summary.modalities, console)
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; passage lengths in {plain(summary.tokenizer)} "
@@ -193,8 +193,6 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
                                       [[_presence_header(c.group), str(c.n), str(c.errors),
                                         pct(c.value, c.ci_low, c.ci_high, _owl_scale(t.task))] for c in t.by_presence]))
     if summary.modalities:
-        from babelprobe.families.owl.audio import modality_table
-
         overview = [overview, modality_table(summary.modalities)]
     else:
         overview = [overview]
@@ -270,3 +268,37 @@ def owl_figure_list(summary: OwlSummary) -> list[tuple[str, Figure]]:
 
 def owl_figures(summary: OwlSummary, out: Path) -> list[Path]:
     return [save_png(fig, out / f"{stem}.png") for stem, fig in owl_figure_list(summary)]
+
+
+# ---------------------------------------------------------------------- Fig. 3: audio beside text
+def _fmt(row: ModalityRow, cell: Cell) -> str:
+    errors = f"{cell.errors} error{'s' if cell.errors != 1 else ''}"
+    if not cell.n:
+        return f"- (n = 0, {errors})"
+    scale, unit = (1.0, "") if row.task == "prefix" else (100.0, "%")
+    value = f"{scale * cell.value:.1f}{unit} ({scale * cell.ci_low:.0f}-{scale * cell.ci_high:.0f})"
+    return f"{value}, {errors}" if cell.errors else value
+
+
+def print_modalities(rows: list[ModalityRow], console: Console) -> None:
+    """Fig. 3 as a table: text, audio (and asr) over the same English passages."""
+    table = Table(title="OWL audio vs text (English, the same passages; 95% CIs)")
+    for col in ("task / perturbation", "passages", *MODALITIES, "flagged audio"):
+        table.add_column(col, justify="left" if col.startswith("task") else "right")
+    for row in rows:
+        cells = {c.group: c for c in row.cells}
+        table.add_row(f"{row.task} / {row.perturbation}", str(row.passages),
+                      *(_fmt(row, cells[m]) if m in cells else "" for m in MODALITIES), str(row.flagged_audio))
+    console.print(table)
+
+
+def modality_table(rows: list[ModalityRow]) -> HtmlTable:
+    out = []
+    for row in rows:
+        cells = {c.group: c for c in row.cells}
+        out.append([f"{row.task} / {row.perturbation}", str(row.passages),
+                    *(_fmt(row, cells[m]) if m in cells else "" for m in MODALITIES), str(row.flagged_audio)])
+    return HtmlTable("audio vs text (OWL §2.4, Fig. 3): English, the same passages; accuracy % (chrF++ for prefix) "
+                     "with 95% bootstrap CIs", ["task / perturbation", "passages", *MODALITIES, "flagged audio"], out,
+                     note="asr: the Whisper transcript given as text (hearing vs reading); flagged audio: files whose "
+                          "round-trip WER is above the synthesis threshold")

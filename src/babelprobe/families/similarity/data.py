@@ -19,7 +19,7 @@ from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 from babelprobe.languages import normalise_code
@@ -87,7 +87,7 @@ def _from_file(path: Path, langs: list[str] | None, varieties: dict[str, str] | 
             problems.append(bad)
             continue
         raw = language
-        language = normalise_code(language)  # one code per language (issue 19 §4)
+        language = normalise_code(language)  # one code per language
         if langs is not None and language not in langs:
             continue
         if varieties and language in varieties and script_of(raw) != varieties[language]:

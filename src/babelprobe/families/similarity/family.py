@@ -112,6 +112,10 @@ class SimilarityFamily(Family[SimilarityConfig]):
 
         print_similarity_summary(summary, manifest, console)
 
+    def smoke_config(self, out: Path) -> SimilarityConfig:
+        return SimilarityConfig(out=out, langs=["en", "de", "ru"], limit=2, layers=[0, -1], typology="none",
+                                figures=False)
+
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
         return [DemoRun("similarity: Polyglot-or-Not stems, the same 20 facts in 20 languages, every layer",
                         SimilarityConfig(model=model, data=DEMO_PARALLEL, limit=20, layers="all",

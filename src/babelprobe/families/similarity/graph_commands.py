@@ -88,7 +88,7 @@ def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, laye
         joined = joined_codes({"similarity": sim.written, "memorization": mem.written, "tokens": tokens_codes(tokens)})
     except (DatasetError, ValueError) as exc:
         _fail(str(exc))
-    for line in joined:  # iw in one input, he in another: one language, said so (issue 32 §2)
+    for line in joined:  # iw in one input, he in another: one language, said so
         console.print(f"codes joined: {plain(line)}", soft_wrap=True, highlight=False)
     return sim, mem, tok
 
@@ -294,7 +294,7 @@ def grid_command(
 ) -> None:
     """r, ρ_G and cross r at every prompt length × layer × θ of one model (which settings made Table 1?).
 
-    Each cell is `graph sweep`'s computation; undefined values keep their reason (issue 19 §5)."""
+    Each cell is `graph sweep`'s computation; undefined values keep their reason."""
     from babelprobe.families.similarity.graph import graph_nodes, sweep
 
     try:
@@ -383,7 +383,7 @@ def merge_command(
     force: bool = typer.Option(False, "--force", help="merge runs whose model, revision, preset or number-changing "
                                                       "options differ (the mix is recorded in merge.json)"),
 ) -> None:
-    """Compose per-language memorization runs into one MEM input for correlate/sweep (issue 19 §3).
+    """Compose per-language memorization runs into one MEM input for correlate/sweep.
     Refused unless the runs share model, weights and every option that changes numbers."""
     from babelprobe.families.similarity.signals import merge_memorization_runs
 

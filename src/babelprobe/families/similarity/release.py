@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from babelprobe.data.fetch import Converted, Downloaded, FetchError, Release, missing_columns
+from babelprobe.data.releases import Converted, Downloaded, FetchError, Release, missing_columns
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.families.similarity.data import script_of

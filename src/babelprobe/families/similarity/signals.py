@@ -1,6 +1,6 @@
 """Inputs of ``babelprobe graph``: a language-similarity matrix and per-language signals.
 
-File contract (issue 7, §4):
+File contract:
 - SIM.csv: a square matrix, first column ``language``, then one column per language.
 - MEM.csv: ``language`` plus one numeric column per memorization metric.
 - TOKENS.csv: ``language,tokens`` (the data-volume signal).

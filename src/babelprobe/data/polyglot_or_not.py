@@ -1,4 +1,5 @@
-"""Polyglot-or-Not facts for the contrastive knowledge assessment (CKA).
+"""Polyglot-or-Not facts: the release layout read by the contrastive knowledge assessment (CKA
+family) and by language similarity (the first stem of each fact as a parallel sentence).
 
 The release's Parquet layout (one file per language, ISO 639-1 code as the file name; columns
 dataset_id, stem, true, false, relation, subject, object) and JSONL/CSV with the same fields.

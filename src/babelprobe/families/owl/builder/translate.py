@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from babelprobe.families.owl.build.records import Sentence, SplitBook, TranslatedBook
+from babelprobe.families.owl.builder.records import Sentence, SplitBook, TranslatedBook
 from babelprobe.languages import language_name
 from babelprobe.models.base import Backend, ChatMessage, Generate, GenerateResult, request_key
 from babelprobe.models.cache import ResponseCache

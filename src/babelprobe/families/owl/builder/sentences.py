@@ -17,7 +17,7 @@ from typing import Callable
 
 import regex
 
-from babelprobe.families.owl.build.records import Sentence, SplitBook
+from babelprobe.families.owl.builder.records import Sentence, SplitBook
 from babelprobe.languages import detect_script
 
 Splitter = Callable[[str], list[str]]

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from babelprobe.families.base import CommandRoot
+from babelprobe.config import BATCH_SIZE_HELP
 
 HELP = """Build an OWL dataset from your own books (OWL App. B.1-B.2), in eight named stages.
 
@@ -38,9 +38,7 @@ killed or repeated build resumes after the last finished stage with unchanged op
 """
 
 
-def register(root: CommandRoot) -> None:
-    owl_app = root.group("owl", "OWL's own tools (building a dataset from books).")
-
+def register(owl_app: typer.Typer) -> None:
     @owl_app.command("build", help=HELP)
     def build(
         books: Path = typer.Argument(..., help="the books table (see above)"),
@@ -63,7 +61,7 @@ def register(root: CommandRoot) -> None:
                                   "book is a name everywhere in it) or passage (spaCy on the passage alone)"),
         per_book: int = typer.Option(100, help="stage sample: passages per book and set"),
         seed: int = typer.Option(0, help="sampling and generation seed"),
-        batch_size: int = typer.Option(8, help="requests per batch"),
+        batch_size: int = typer.Option(8, help=BATCH_SIZE_HELP, min=1),
         cache: Optional[Path] = typer.Option(None, help="response cache (default OUT/build/cache.sqlite)"),
         device: str = typer.Option("auto", help="device for local translators"),
         dtype: str = typer.Option("auto", help="dtype for local translators"),
@@ -75,9 +73,9 @@ def register(root: CommandRoot) -> None:
         from babelprobe.commands import console, fail
         from babelprobe.config import comma_list
         from babelprobe.data.validation import DatasetError
-        from babelprobe.families.owl.build.books import BuildError
-        from babelprobe.families.owl.build.options import BuildOptions
-        from babelprobe.families.owl.build.run import run_build
+        from babelprobe.families.owl.builder.books import BuildError
+        from babelprobe.families.owl.builder.options import BuildOptions
+        from babelprobe.families.owl.builder.run import run_build
         from babelprobe.models.registry import UnsupportedKind
         from babelprobe.report.terminal import plain
 

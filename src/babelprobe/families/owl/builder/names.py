@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from babelprobe.config import BUNDLED_DATA
-from babelprobe.families.owl.build.filters import _ner, entity_names
+from babelprobe.families.owl.builder.filters import _ner, entity_names
 
 NER_SAMPLE = BUNDLED_DATA / "owl_ner_sample.jsonl"
 Method = Literal["book", "passage"]
@@ -89,7 +89,7 @@ class BookNames:
 
 def passage_names(texts: dict[str, list[str]], method: Method) -> dict[str, list[tuple[str, ...]]]:
     """book -> the names of each of its paragraphs, by ``method``."""
-    from babelprobe.families.owl.build.filters import character_names
+    from babelprobe.families.owl.builder.filters import character_names
 
     if method == "passage":
         return {book: [character_names(t) for t in paragraphs] for book, paragraphs in texts.items()}

@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, TypeAdapter
 
-from babelprobe.families.owl.build import stages
-from babelprobe.families.owl.build.books import BuildError, check_language, read_books
-from babelprobe.families.owl.build.names import NerRecall, ner_recall
-from babelprobe.families.owl.build.options import STAGES, BuildOptions
-from babelprobe.families.owl.build.records import (
+from babelprobe.families.owl.builder import stages
+from babelprobe.families.owl.builder.books import BuildError, check_language, read_books
+from babelprobe.families.owl.builder.names import NerRecall, ner_recall
+from babelprobe.families.owl.builder.options import STAGES, BuildOptions
+from babelprobe.families.owl.builder.records import (
     AlignedPair, Book, Count, Deletion, Passage, SplitBook, TranslatedBook,
 )
 from babelprobe.families.owl.data import OwlItem, load_owl

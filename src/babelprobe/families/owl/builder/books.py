@@ -14,7 +14,7 @@ from pathlib import Path
 
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError
-from babelprobe.families.owl.build.records import Book
+from babelprobe.families.owl.builder.records import Book
 from babelprobe.families.owl.data import _as_list
 from babelprobe.languages import joins_without_space, language_name
 

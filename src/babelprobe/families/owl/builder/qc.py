@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
-from babelprobe.families.owl.build.translate import PLACEHOLDER
+from babelprobe.families.owl.builder.translate import PLACEHOLDER
 
 NGRAM = 15
 REPEATS = 3
