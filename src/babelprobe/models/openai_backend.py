@@ -46,8 +46,12 @@ redacted from every error text; it is never part of a fingerprint, config or man
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import random
+import sys
+import time
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
@@ -71,9 +75,11 @@ from babelprobe.models.http import RETRY_STATUS, HttpClient, RequestError, bad_r
 from babelprobe.models.registry import BackendOptions, LoadOptions
 from babelprobe.models.retry import (  # noqa: F401  (backoff_delay, parse_retry_after: this module's API before)
     AuthError,
+    ModelChanged,
     ProviderError,
     RetryBudget,
     RetryPolicy,
+    RunStopped,
     backoff_delay,
     parse_retry_after,
 )
@@ -87,6 +93,19 @@ PROBE_CONTEXT, PROBE_CONTINUATION = "The capital of France is", " Paris"
 # contexts whose greedy next token checks echo scoring (``_check_echo``)
 ECHO_CHECKS = ("The capital of France is", "One, two, three, four,")
 ECHO_TOLERANCE = 0.05  # nats: the same server, the same position; a shift is off by whole nats
+# prompts whose greedy answers (and their log-probs) identify the model behind a name that gives
+# no system_fingerprint (``_behaviour``); several scripts, so that models differ in some
+IDENTITY_PROMPTS = ("The capital of France is", "Die Hauptstadt von Deutschland ist", "日本の首都は")
+IDENTITY_TOKENS = 8
+# nats: the same model on the same server gives the same log-probs up to its kernels' rounding
+IDENTITY_TOLERANCE = 0.1
+# finish reasons of a whole answer; any other ("error", "content_filter", one this code does not
+# know) means the text is cut or replaced: an error row, never an answer. None: servers that omit it
+NORMAL_FINISH = ("stop", "length", None)
+# a chat probe refused with one of these is a definite "no chat endpoint" (not found, not allowed,
+# not implemented); a 400/422 counts only when it names the chat template or the endpoint
+NO_CHAT_STATUS = (404, 405, 501)
+NO_CHAT_WORDS = ("chat template", "chat_template", "not a chat model", "chat/completions", "chat completion")
 
 
 class OpenAIOptions(BackendOptions):
@@ -101,6 +120,12 @@ class OpenAIOptions(BackendOptions):
     retry_budget: int = Field(100, ge=0, description="retries the run may spend beyond retry_ratio per request")
     retry_ratio: float = Field(0.2, ge=0, description="retries the run may spend per request sent")
     backoff: float = Field(0.5, ge=0, description="seconds: the first retry waits up to this (doubling, jittered)")
+    patience: float = Field(120.0, ge=0, description="seconds a request keeps retrying a server that refuses "
+                                                     "connections (down, restarting): capped back-off, in the budget")
+    recheck_requests: int = Field(500, ge=0, description="re-check the model's fingerprint every this many "
+                                                         "requests (0: never)")
+    recheck_seconds: float = Field(600.0, ge=0, description="re-check the model's fingerprint every this many "
+                                                            "seconds (0: never)")
     scoring: Literal["auto", "prompt_logprobs", "echo", "none"] = Field(
         "auto", description="log-prob mode: detected, or forced")
     generate: Literal["auto", "chat", "completions"] = Field("auto", description="generation endpoint: detected, or forced")
@@ -117,9 +142,22 @@ class DetectionError(ValueError):
     """Capability detection could not get a definite answer: the run is refused (one line)."""
 
 
+def _provider_message(*where: Any) -> str | None:
+    """The server's own error text from a body or a choice (``error``: an object with a message, or
+    a string), if it gives one."""
+    for part in where:
+        error = part.get("error") if isinstance(part, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str) and error:
+            return error[:300]
+    return None
+
+
 def _choice(data: Any) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-        raise bad_response("no choices in the body")
+        said = _provider_message(data)
+        raise bad_response(f"no choices in the body; the server said: {said}" if said else "no choices in the body")
     choice = data["choices"][0]
     if not isinstance(choice, dict):
         raise bad_response("choice is not an object")
@@ -128,6 +166,17 @@ def _choice(data: Any) -> dict:
 
 def _finish(reason: Any) -> str:
     return "length" if reason == "length" else "stop"
+
+
+def _check_finish(data: Any, choice: dict) -> None:
+    """A finish reason other than a whole answer's is an error (the server's own message kept):
+    ``error`` may pass on a retry, ``content_filter`` and unknown ones will not."""
+    reason = choice.get("finish_reason")
+    if reason in NORMAL_FINISH:
+        return
+    said = _provider_message(choice, data)
+    raise ProviderError(f"finish_reason {reason!r}: " + (f"the server said: {said}" if said else
+                        "the answer was cut off"), retryable=reason == "error", status=200)
 
 
 def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
@@ -149,7 +198,7 @@ class OpenAIBackend:
         self.usage = Usage()
         self.budget = RetryBudget(minimum=options.retry_budget, ratio=options.retry_ratio)
         self.policy = RetryPolicy(max_retries=options.max_retries, budget=self.budget, base=options.backoff,
-                                  rng=random.Random(seed))
+                                  rng=random.Random(seed), patience=options.patience)
         self.http = HttpClient(self.base_url, api_key, concurrency=options.concurrency, timeout=options.timeout,
                                policy=self.policy, usage=self.usage)
         self.parameters: int | None = None
@@ -164,6 +213,16 @@ class OpenAIBackend:
         self.token_field = "max_tokens" if options.token_field == "auto" else options.token_field
         self.send_temperature = options.temperature != "omit"
         self.wrong_model = 0  # responses that named another model than the keyed one
+        # what answered (``_identify``): the server's system_fingerprint, or the greedy answers and
+        # log-probs of IDENTITY_PROMPTS, taken at load and re-checked during the run
+        self.system_fingerprint: str | None = None
+        self.behaviour: list[tuple[str, list[float]]] | None = None
+        self.identity: str | None = None
+        self.generation_note = ""  # which generation endpoint was chosen, from what answer
+        self._checked_at = (time.monotonic(), time.time())  # the last agreeing check (monotonic, wall)
+        self._since_check = 0
+        self._check_lock: asyncio.Lock | None = None
+        self._moved: ModelChanged | None = None
         self.unsupported_reason: dict[str, str] = {
             "hidden_states": "an HTTP API does not return hidden states",
             "vocab_stats": "an HTTP API returns top-k log-probs, not the whole vocabulary's",
@@ -200,24 +259,110 @@ class OpenAIBackend:
         return body
 
     def _answered_by(self, data: Any) -> None:
-        """A response from another model than the one the cache key names is no answer."""
+        """A response from another model (or system_fingerprint) than the one the cache key names
+        is no answer."""
         named = data.get("model") if isinstance(data, dict) else None
         if not self._detecting and named and named != self.server_model:
             self.wrong_model += 1
             raise ProviderError(f"answered by {named!r}, but this run's answers are keyed on {self.server_model!r} "
                                 "(the alias moved to another model: start a new run)", retryable=False, status=200)
+        system = data.get("system_fingerprint") if isinstance(data, dict) else None
+        if not self._detecting and self.system_fingerprint and system and system != self.system_fingerprint:
+            self.wrong_model += 1
+            raise ProviderError(f"answered with system_fingerprint {system!r}, but this run's answers are keyed on "
+                                f"{self.system_fingerprint!r} (the model moved: start a new run)", retryable=False,
+                                status=200)
 
     async def _call(self, method: str, path: str, body: dict | None, parse: Callable[[Any], Any], **kwargs) -> Any:
         def checked(data: Any) -> Any:
             self._answered_by(data)
             return parse(data)
 
+        if not self._detecting:
+            await self._recheck_if_due()
         try:
-            return await self.http.call(method, path, body, checked, definite_capability=self._detecting, **kwargs)
+            return await self.http.call(method, path, body, checked, definite_capability=self._detecting,
+                                        patient=not self._detecting, **kwargs)
         except ProviderError as exc:
             if exc.auth:
                 raise AuthError(self._auth_message(exc)) from None
             raise
+
+    # ------------------------------------------------------------------ what answered
+    async def _behaviour(self) -> list[tuple[str, list[float]]]:
+        """Greedy answers and their tokens' log-probs to IDENTITY_PROMPTS, through the generation
+        endpoint the run uses (log-probs empty where the server gives none)."""
+        sample = []
+        for prompt in IDENTITY_PROMPTS:
+            body = self._body({"model": self.model, "seed": 0}, IDENTITY_TOKENS, 0.0)
+            if self.chat:
+                # top_logprobs: llama-cpp-python's server returns no chat log-probs without it
+                body.update(messages=[{"role": "user", "content": prompt}], logprobs=True, top_logprobs=1)
+                text, lps, _ = await self.http.call("POST", "/chat/completions", body, self._parse_chat)
+            else:
+                body.update(prompt=prompt, logprobs=1)
+                text, lps, _ = await self.http.call("POST", "/completions", body, self._parse_completion)
+            sample.append((text, [float(x) for x in lps or [] if x is not None]))
+        return sample
+
+    async def _identify(self) -> None:
+        """What answered, at load: the server's system_fingerprint where it gives one, else a
+        behavioural fingerprint. Only the greedy texts go into the key: log-probs vary in their
+        last digits between a GPU server's batches, which would split one model's cache; they are
+        compared (within IDENTITY_TOLERANCE) at each re-check instead."""
+        if self.system_fingerprint:
+            self.identity = f"system_fingerprint {self.system_fingerprint}"
+            return
+        try:
+            self.behaviour = await self._behaviour()
+        except ProviderError as exc:
+            raise DetectionError(f"{self.spec}: the model's fingerprint (greedy answers to fixed prompts) could not be "
+                                 f"taken at {public_url(self.base_url)} ({exc}): try again later") from None
+        digest = hashlib.sha256(json.dumps([text for text, _ in self.behaviour]).encode()).hexdigest()[:16]
+        self.identity = f"behaviour {digest}"
+        self._checked_at = (time.monotonic(), time.time())
+
+    def _differs(self, sample: list[tuple[str, list[float]]]) -> str | None:
+        assert self.behaviour is not None
+        for prompt, (text, lps), (was, was_lps) in zip(IDENTITY_PROMPTS, sample, self.behaviour):
+            if text != was:
+                return f"the greedy answer to {prompt!r} was {was!r} at load, now {text!r}"
+            gaps = [abs(a - b) for a, b in zip(lps, was_lps)]
+            if len(lps) != len(was_lps) or (gaps and max(gaps) > IDENTITY_TOLERANCE):
+                return f"the log-probs of the answer to {prompt!r} moved by up to {max(gaps, default=0):.2f} nats"
+        return None
+
+    async def _recheck_if_due(self) -> None:
+        """Every ``recheck_requests`` requests or ``recheck_seconds`` seconds, take the behavioural
+        fingerprint again; a model that moved stops the run (``ModelChanged``), keeping the answers
+        cached before the last agreeing check. A difference is confirmed by a second sample."""
+        if self._moved is not None:
+            raise self._moved
+        if self.behaviour is None:
+            return
+        self._since_check += 1
+        every, seconds = self.options.recheck_requests, self.options.recheck_seconds
+        due = (every and self._since_check >= every) or (seconds and time.monotonic() - self._checked_at[0] >= seconds)
+        if not due:
+            return
+        if self._check_lock is None:
+            self._check_lock = asyncio.Lock()
+        if self._check_lock.locked():
+            return  # another request is checking
+        async with self._check_lock:
+            self._since_check = 0
+            started = (time.monotonic(), time.time())
+            why = self._differs(await self._behaviour())
+            if why is not None:
+                why = self._differs(await self._behaviour())
+            if why is None:
+                self._checked_at = started
+                return
+            self._moved = ModelChanged(
+                f"{self.spec}: the model behind {self.server_model!r} at {public_url(self.base_url)} changed during "
+                f"the run ({why}); answers up to the last agreeing check are kept in the cache; start a new run",
+                since=self._checked_at[1])
+            raise self._moved
 
     def _auth_message(self, exc: ProviderError) -> str:
         return (f"{self.spec}: the server at {public_url(self.base_url)} refused the credentials (HTTP {exc.status}); "
@@ -231,8 +376,8 @@ class OpenAIBackend:
         async def one(request: Any) -> Any:
             try:
                 return await answer_one(request)
-            except AuthError:
-                raise  # the key was refused: nothing else will succeed, the run stops
+            except RunStopped:
+                raise  # the key was refused, the model moved: nothing else will be right, the run stops
             except Exception as exc:  # a request's failure is data, the batch goes on
                 return RequestFailure(error=self._redact(f"{type(exc).__name__}: {exc}"))
 
@@ -395,6 +540,7 @@ class OpenAIBackend:
     @staticmethod
     def _parse_chat(data) -> tuple[str, list[float] | None, Any]:
         choice = _choice(data)
+        _check_finish(data, choice)
         message = choice.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), str):
             raise bad_response("chat choice without message content")
@@ -405,6 +551,7 @@ class OpenAIBackend:
     @staticmethod
     def _parse_completion(data) -> tuple[str, list[float] | None, Any]:
         choice = _choice(data)
+        _check_finish(data, choice)
         if not isinstance(choice.get("text"), str):
             raise bad_response("completion choice without text")
         token_lps = (choice.get("logprobs") or {}).get("token_logprobs")
@@ -443,18 +590,25 @@ class OpenAIBackend:
             raise ValueError(f"{self.spec}: the server at {public_url(self.base_url)} does not serve "
                              f"{self.model!r}; it serves: {', '.join(listed) or 'nothing'}")
         await self._detect_generation()
+        await self._identify()
         await self._detect_scoring()
 
     async def _probe_generation(self, chat: bool) -> str:
-        """One token of generation; returns the model the server says answered."""
+        """One token of generation; returns the model the server says answered (and keeps its
+        system_fingerprint, if it gives one)."""
         body = self._body({"model": self.model}, 1, 0.0)
+
+        def answered(data: Any) -> str:
+            (self._parse_chat if chat else self._parse_completion)(data)
+            system = data.get("system_fingerprint")
+            self.system_fingerprint = str(system) if system else None
+            return str(data.get("model") or self.model)
+
         if chat:
             body["messages"] = [{"role": "user", "content": "Hi"}]
-            return await self._call("POST", "/chat/completions", body,
-                                    lambda d: (self._parse_chat(d), str(d.get("model") or self.model))[1])
+            return await self._call("POST", "/chat/completions", body, answered)
         body["prompt"] = "Hi"
-        return await self._call("POST", "/completions", body,
-                                lambda d: (self._parse_completion(d), str(d.get("model") or self.model))[1])
+        return await self._call("POST", "/completions", body, answered)
 
     async def _generation_answer(self, chat: bool) -> str | ProviderError:
         """The probe's answer, adapting the request fields a reasoning-style model rejects (400
@@ -482,18 +636,37 @@ class OpenAIBackend:
         return refusal  # still refused after dropping both fields
 
     async def _detect_generation(self) -> None:
+        """Chat or completions, from a definite answer only: the chat probe answered (chat), or
+        was refused as an endpoint the server lacks (NO_CHAT_STATUS, NO_CHAT_WORDS) and the
+        completions probe answered. Any other refusal refuses the run; the choice and the answer it
+        came from are printed (stderr) and kept in ``generation_note``."""
         forced = self.options.generate
         if forced != "auto":
             self.chat = forced == "chat"
+            self.generation_note = f"{forced} (set with --model-arg generate={forced})"
             return
         answer = await self._generation_answer(chat=True)
         if isinstance(answer, str):
             self.chat, self.server_model = True, answer
-            return
-        self.unsupported_reason["chat"] = str(answer)
-        answer = await self._generation_answer(chat=False)
-        if isinstance(answer, str):
-            self.server_model = answer
+            self.generation_note = "chat (the chat probe answered)"
+        else:
+            said = str(answer).removeprefix("POST /chat/completions: ")
+            words = said.lower()  # the server's answer, not the path it was sent to
+            definite = answer.status in NO_CHAT_STATUS or (answer.status in (400, 422) and any(
+                w in words for w in NO_CHAT_WORDS))
+            if not definite:
+                raise DetectionError(f"{self.spec}: the chat probe was refused ({said}), which does not say the server "
+                                     "has no chat endpoint: force the mode with --model-arg generate=chat or "
+                                     "generate=completions")
+            self.unsupported_reason["chat"] = str(answer)
+            completion = await self._generation_answer(chat=False)
+            if not isinstance(completion, str):
+                raise DetectionError(f"{self.spec}: neither chat ({said}) nor completions "
+                                     f"({str(completion).removeprefix('POST /completions: ')}) answered at "
+                                     f"{public_url(self.base_url)}")
+            self.server_model = completion
+            self.generation_note = f"completions (the chat probe got {said})"
+        print(f"{_public_spec(self.spec)}: generating through {self.generation_note}", file=sys.stderr)
 
     async def _detect_scoring(self) -> None:
         forced = self.options.scoring
@@ -582,8 +755,10 @@ class OpenAIBackend:
             versions["request_fields"] = f"{self.token_field}{'' if self.send_temperature else ', no temperature'}"
         # keyed on what the server says answered and where: an alias moving to a new snapshot, or
         # the same name on another server, is another model
+        # and on what answered: the system_fingerprint, or the behaviour at load (``_identify``)
+        identity = f" ({self.identity})" if self.identity else ""
         return Fingerprint(spec=_public_spec(self.spec), backend="openai-compatible",
-                           weights=f"served:{self.server_model} at {public_url(self.base_url)}",
+                           weights=f"served:{self.server_model}{identity} at {public_url(self.base_url)}",
                            dtype="server", quantization=None, device=public_url(self.base_url), versions=versions)
 
 
