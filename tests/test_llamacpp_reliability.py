@@ -57,50 +57,47 @@ def _eclektic(url: str, out: Path, cache: Path | None, **kwargs) -> EclekticConf
 
 
 def _answers(out: Path) -> list[str]:
-    return pd.read_parquet(out / "items.parquet")["answer"].astype(str).tolist()
+    return pd.read_parquet(out / "items.parquet")["raw_prediction"].astype(str).tolist()
 
 
 # ---------------------------------------------------------------------------------------- point 1
-def test_same_alias_on_the_same_url_another_model_is_computed_not_cached(gemma_server, smol_server, tmp_path):
-    """Old code keyed on the alias and the URL: the second run was all cached, Gemma's answers."""
-    cache = tmp_path / "responses.sqlite"
+def test_answers_are_keyed_on_what_answered_and_a_move_mid_run_is_caught(gemma_server, smol_server, tmp_path):
+    """Old code keyed on the alias and the URL: the second run was all cached, Gemma's answers.
+    Then the model behind ``m`` moves after a few requests of a run: the periodic re-check catches
+    it, the run stops with one error naming the change, and every answer left in that run's cache
+    is Gemma's, under Gemma's key (the same as the first run's)."""
+    cache, moved_cache = tmp_path / "responses.sqlite", tmp_path / "moved.sqlite"
     proxy = _proxy(gemma_server.url)
+    args = {"backoff": "0.05", "recheck_requests": "3"}
     with serve(proxy.handler()) as url:
-        gemma = run(_eclektic(url, tmp_path / "gemma", cache))
+        gemma = run(_eclektic(url, tmp_path / "gemma", cache, batch_size=2, model_args=args))
         proxy.switch(smol_server.url)  # the same name, the same port: another model
-        smol = run(_eclektic(url, tmp_path / "smol", cache))
+        smol = run(_eclektic(url, tmp_path / "smol", cache, batch_size=2, model_args=args))
+        proxy.switch(gemma_server.url)
+        proxy.switch_after = (proxy.posts + 20, smol_server.url)  # load (9 POSTs), then a few answers
+        with pytest.raises(ModelChanged, match="changed during the run .*greedy answer"):
+            run(_eclektic(url, tmp_path / "moved", moved_cache, concurrency=2, batch_size=2, model_args=args))
     n = gemma.manifest.requests.computed
     print(f"point 1: gemma computed {n}; smol behind the same alias: cached {smol.manifest.requests.cached}, "
           f"computed {smol.manifest.requests.computed}")
     assert n > 0 and smol.manifest.requests.cached == 0 and smol.manifest.requests.computed == n
     assert gemma.manifest.model.weights != smol.manifest.model.weights
     assert "behaviour" in smol.manifest.model.weights
-    assert sum(a != b for a, b in zip(_answers(tmp_path / "gemma"), _answers(tmp_path / "smol"))) > 0
-
-
-def test_alias_moving_mid_run_stops_the_run_keeping_only_verified_answers(gemma_server, smol_server, tmp_path):
-    """The model behind ``m`` moves after a few requests of the run: the periodic re-check catches
-    it, the run stops with one error naming the change, and every answer left in the cache is
-    Gemma's (the same as a clean Gemma run's)."""
-    clean_cache, cache = tmp_path / "clean.sqlite", tmp_path / "moved.sqlite"
-    proxy = _proxy(gemma_server.url)
-    args = {"backoff": "0.05", "recheck_requests": "3"}
-    with serve(proxy.handler()) as url:
-        run(_eclektic(url, tmp_path / "clean", clean_cache, concurrency=2, batch_size=2, model_args=args))
-        proxy.switch_after = (proxy.posts + 12, smol_server.url)  # load (~8 POSTs), then a few answers
-        with pytest.raises(ModelChanged, match="changed during the run .*greedy answer"):
-            run(_eclektic(url, tmp_path / "moved", cache, concurrency=2, batch_size=2, model_args=args))
+    differ = sum(a != b for a, b in zip(_answers(tmp_path / "gemma"), _answers(tmp_path / "smol")))
+    print(f"point 1: {differ}/{n} answers differ between the two models")
+    assert differ > 0
     assert not (tmp_path / "moved" / "items.parquet").exists()
-    clean, moved = ResponseCache(clean_cache), ResponseCache(cache)
+    reference, moved = ResponseCache(cache), ResponseCache(moved_cache)
     try:
         rows = moved._db.execute("SELECT fingerprint, request_key, response FROM responses").fetchall()
         for fingerprint, key, response in rows:
-            reference = clean._db.execute("SELECT response FROM responses WHERE fingerprint = ? AND request_key = ?",
+            known = reference._db.execute("SELECT response FROM responses WHERE fingerprint = ? AND request_key = ?",
                                           (fingerprint, key)).fetchone()
-            assert reference is not None and reference[0] == response  # Gemma's, under Gemma's key
-        print(f"point 1 mid-run: {len(rows)} verified answers kept")
+            assert known is not None and known[0] == response  # Gemma's answer, under Gemma's key
+        print(f"point 1 mid-run: {len(rows)} verified answers kept of {n}")
+        assert 0 < len(rows) < n
     finally:
-        clean.close()
+        reference.close()
         moved.close()
 
 
@@ -108,20 +105,25 @@ def test_alias_moving_mid_run_stops_the_run_keeping_only_verified_answers(gemma_
 def test_cut_answers_are_error_rows_never_cached(gemma_server, tmp_path):
     """A 200 whose finish_reason is ``error`` (text cut in half): old code kept and cached it."""
     cache = tmp_path / "responses.sqlite"
-    cutting = _proxy(gemma_server.url, cut_rate=0.4)
-    with serve(cutting.handler()) as url:
-        cut = run(_eclektic(url, tmp_path / "cut", cache, model_args={"backoff": "0.01", "max_retries": "1"}))
-    assert cutting.injected["cut"] > 0
-    rows = pd.read_parquet(tmp_path / "cut" / "items.parquet")
-    errors = rows["error"].dropna().tolist()
-    print(f"point 2: {cutting.injected['cut']} cut answers sent, {len(errors)} error rows")
-    assert cut.manifest.errors == len(errors) > 0
-    assert all("finish_reason 'error'" in e and FaultProxy.CUT_MESSAGE in e for e in errors)
-    healthy = _proxy(gemma_server.url)
-    with serve(healthy.handler()) as url:
-        again = run(_eclektic(url, tmp_path / "again", cache))
-        clean = run(_eclektic(url, tmp_path / "clean", None))
-    assert again.manifest.errors == 0 and again.manifest.requests.computed == len(errors)  # never cached
+    proxy = _proxy(gemma_server.url)
+    with serve(proxy.handler()) as url:
+        config = _eclektic(url, tmp_path / "cut", cache, model_args={"backoff": "0.01", "max_retries": "1"})
+        backend = load_backend(SPEC, options=config.load_options(SPEC))
+        try:
+            proxy.cut_rate = 0.4  # loaded: from now on 40% of the answers are cut
+            cut = run(config, backends={SPEC: backend})
+            rows = pd.read_parquet(tmp_path / "cut" / "items.parquet")
+            errors = rows["error"].dropna().tolist()
+            print(f"point 2: {proxy.injected['cut']} cut answers sent, {len(errors)} error rows")
+            assert proxy.injected["cut"] > 0 and cut.manifest.errors == len(errors) > 0
+            assert all("finish_reason 'error'" in e and FaultProxy.CUT_MESSAGE in e for e in errors)
+            proxy.cut_rate = 0.0  # healthy again
+            again = run(config.model_copy(update={"out": tmp_path / "again"}), backends={SPEC: backend})
+            clean = run(config.model_copy(update={"out": tmp_path / "clean", "cache": None}), backends={SPEC: backend})
+        finally:
+            backend.close()
+    assert again.manifest.errors == clean.manifest.errors == 0
+    assert again.manifest.requests.computed == len(errors)  # the cut answers were never cached
     assert _answers(tmp_path / "again") == _answers(tmp_path / "clean")
 
 
@@ -157,6 +159,47 @@ def test_one_window_across_plans_never_drains(gemma_server, tmp_path):
     print(f"point 3: {len(proxy.samples)} requests, in-flight mean {mean:.2f}, zero episodes {proxy.zero_episodes}")
     assert outcome.manifest.errors == 0
     assert proxy.zero_episodes == 0
+
+
+# ---------------------------------------------------------------------------------------- point 4
+def test_ray_manifest_adds_up_the_replicas_usage_and_429s_halve_their_window(smol_server, tmp_path):
+    """Under --executor ray the replicas send the requests: old code's manifest counted only the
+    driver's (its load). A proxy that takes 2 requests at once and answers 429 beyond: the
+    replica's window halves, and the manifest's requests and throttles are what the proxy saw."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    from babelprobe.executors import RayExecutor
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    ray.init(address=cluster.address, log_to_driver=False)
+    proxy = _proxy(smol_server.url, crowd=2)
+    try:
+        with serve(proxy.handler()) as url:
+            config = _eclektic(url, tmp_path / "ray", None, limit=2, concurrency=8, executor="ray", ray_replicas=1,
+                               model_args={"backoff": "0.02", "max_retries": "8"})
+            outcome = run(config)
+            usage = outcome.manifest.usage
+            print(f"point 4: manifest requests {usage.requests}, throttled {usage.throttled}, retries "
+                  f"{usage.retries}; the proxy: {proxy.ok} answered, {proxy.injected['429']} 429s")
+            assert outcome.manifest.errors == 0
+            assert usage.requests == proxy.ok and usage.throttled == proxy.injected["429"] > 0
+            assert usage.retries >= usage.throttled and usage.completion_tokens > 0
+
+            driver = load_backend(SPEC, options=config.load_options(SPEC))
+            try:
+                batches = [[Generate(prompt=f"Count from {i + 8 * b}:", max_tokens=2) for i in range(8)] for b in (0, 1)]
+                with RayExecutor(SPEC, config.load_options(), fingerprint_key=driver.fingerprint.key(),
+                                 replicas=1) as executor:
+                    results = [r for _, batch in executor.run(batches) for r in batch]
+                    replicas = executor.usage()
+            finally:
+                driver.close()
+            assert not any(isinstance(r, RequestFailure) for r in results)
+            assert replicas.throttled > 0 and executor.stats.smallest_window <= 4  # 8, halved at least once
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
 
 
 # ---------------------------------------------------------------------------------------- point 5

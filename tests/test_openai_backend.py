@@ -129,8 +129,9 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
         config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
         with pytest.raises(RunError, match=r"probe cka needs log-probabilities .*use hf:, gguf:, vllm: or llamacpp:"):
             run(config)
-        # only the load-time detection reached the server: models, one chat, the echo probe (400)
-        assert server.hits == ["/v1/models", "/v1/chat/completions", "/v1/completions"]
+        # only the load-time detection reached the server: models, one chat, the model's
+        # behavioural fingerprint (three chat answers), the echo probe (400)
+        assert server.hits == ["/v1/models"] + ["/v1/chat/completions"] * 4 + ["/v1/completions"]
         backend = _open("openai:gpt-test", url)
         try:
             assert backend.scoring_mode is None and backend.supported_kinds == {"generate"}

@@ -219,7 +219,8 @@ def test_reasoning_model_fields_detected_or_set(smollm2):
         chats = server.hits.count("/v1/chat/completions")
         preset = _load("openai:o-test", url, token_field="max_completion_tokens", temperature="omit")
         try:
-            assert server.hits.count("/v1/chat/completions") == chats + 1  # one probe, no 400 first
+            # one probe and the three fingerprint prompts, no 400 first
+            assert server.hits.count("/v1/chat/completions") == chats + 1 + 3
             assert preset.chat
         finally:
             preset.close()

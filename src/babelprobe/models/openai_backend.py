@@ -46,12 +46,9 @@ redacted from every error text; it is never part of a fingerprint, config or man
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import os
 import random
 import sys
-import time
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
@@ -72,10 +69,10 @@ from babelprobe.models.base import (
     Usage,
 )
 from babelprobe.models.http import RETRY_STATUS, HttpClient, RequestError, bad_response, public_url  # noqa: F401
+from babelprobe.models.openai_identity import ServedIdentity
 from babelprobe.models.registry import BackendOptions, LoadOptions
 from babelprobe.models.retry import (  # noqa: F401  (backoff_delay, parse_retry_after: this module's API before)
     AuthError,
-    ModelChanged,
     ProviderError,
     RetryBudget,
     RetryPolicy,
@@ -93,12 +90,6 @@ PROBE_CONTEXT, PROBE_CONTINUATION = "The capital of France is", " Paris"
 # contexts whose greedy next token checks echo scoring (``_check_echo``)
 ECHO_CHECKS = ("The capital of France is", "One, two, three, four,")
 ECHO_TOLERANCE = 0.05  # nats: the same server, the same position; a shift is off by whole nats
-# prompts whose greedy answers (and their log-probs) identify the model behind a name that gives
-# no system_fingerprint (``_behaviour``); several scripts, so that models differ in some
-IDENTITY_PROMPTS = ("The capital of France is", "Die Hauptstadt von Deutschland ist", "日本の首都は")
-IDENTITY_TOKENS = 8
-# nats: the same model on the same server gives the same log-probs up to its kernels' rounding
-IDENTITY_TOLERANCE = 0.1
 # finish reasons of a whole answer; any other ("error", "content_filter", one this code does not
 # know) means the text is cut or replaced: an error row, never an answer. None: servers that omit it
 NORMAL_FINISH = ("stop", "length", None)
@@ -185,7 +176,7 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(hits)], True) if hits else (text, False)
 
 
-class OpenAIBackend:
+class OpenAIBackend(ServedIdentity):
     """Answers requests through an OpenAI-compatible HTTP server."""
 
     def __init__(self, spec: str, model: str, base_url: str, api_key: str | None, options: OpenAIOptions | None = None,
@@ -213,16 +204,10 @@ class OpenAIBackend:
         self.token_field = "max_tokens" if options.token_field == "auto" else options.token_field
         self.send_temperature = options.temperature != "omit"
         self.wrong_model = 0  # responses that named another model than the keyed one
-        # what answered (``_identify``): the server's system_fingerprint, or the greedy answers and
-        # log-probs of IDENTITY_PROMPTS, taken at load and re-checked during the run
-        self.system_fingerprint: str | None = None
-        self.behaviour: list[tuple[str, list[float]]] | None = None
-        self.identity: str | None = None
+        # what answered (models/openai_identity.py): the server's system_fingerprint, or the
+        # greedy answers and log-probs of fixed prompts, taken at load and re-checked during the run
+        self._identity_state()
         self.generation_note = ""  # which generation endpoint was chosen, from what answer
-        self._checked_at = (time.monotonic(), time.time())  # the last agreeing check (monotonic, wall)
-        self._since_check = 0
-        self._check_lock: asyncio.Lock | None = None
-        self._moved: ModelChanged | None = None
         self.unsupported_reason: dict[str, str] = {
             "hidden_states": "an HTTP API does not return hidden states",
             "vocab_stats": "an HTTP API returns top-k log-probs, not the whole vocabulary's",
@@ -287,86 +272,6 @@ class OpenAIBackend:
             if exc.auth:
                 raise AuthError(self._auth_message(exc)) from None
             raise
-
-    # ------------------------------------------------------------------ what answered
-    async def _behaviour(self) -> list[tuple[str, list[float]]]:
-        """Greedy answers and their tokens' log-probs to IDENTITY_PROMPTS, through the generation
-        endpoint the run uses (log-probs empty where the server gives none)."""
-        sample = []
-        for prompt in IDENTITY_PROMPTS:
-            body = self._body({"model": self.model, "seed": 0}, IDENTITY_TOKENS, 0.0)
-            if self.chat:
-                # top_logprobs: llama-cpp-python's server returns no chat log-probs without it
-                body.update(messages=[{"role": "user", "content": prompt}], logprobs=True, top_logprobs=1)
-                text, lps, _ = await self.http.call("POST", "/chat/completions", body, self._parse_chat)
-            else:
-                body.update(prompt=prompt, logprobs=1)
-                text, lps, _ = await self.http.call("POST", "/completions", body, self._parse_completion)
-            sample.append((text, [float(x) for x in lps or [] if x is not None]))
-        return sample
-
-    async def _identify(self) -> None:
-        """What answered, at load: the server's system_fingerprint where it gives one, else a
-        behavioural fingerprint. Only the greedy texts go into the key: log-probs vary in their
-        last digits between a GPU server's batches, which would split one model's cache; they are
-        compared (within IDENTITY_TOLERANCE) at each re-check instead."""
-        if self.system_fingerprint:
-            self.identity = f"system_fingerprint {self.system_fingerprint}"
-            return
-        try:
-            self.behaviour = await self._behaviour()
-        except ProviderError as exc:
-            raise DetectionError(f"{self.spec}: the model's fingerprint (greedy answers to fixed prompts) could not be "
-                                 f"taken at {public_url(self.base_url)} ({exc}): try again later") from None
-        digest = hashlib.sha256(json.dumps([text for text, _ in self.behaviour]).encode()).hexdigest()[:16]
-        self.identity = f"behaviour {digest}"
-        self._checked_at = (time.monotonic(), time.time())
-
-    def _differs(self, sample: list[tuple[str, list[float]]]) -> str | None:
-        assert self.behaviour is not None
-        for prompt, (text, lps), (was, was_lps) in zip(IDENTITY_PROMPTS, sample, self.behaviour):
-            if text != was:
-                return f"the greedy answer to {prompt!r} was {was!r} at load, now {text!r}"
-            gaps = [abs(a - b) for a, b in zip(lps, was_lps)]
-            if len(lps) != len(was_lps) or (gaps and max(gaps) > IDENTITY_TOLERANCE):
-                return f"the log-probs of the answer to {prompt!r} moved by up to {max(gaps, default=0):.2f} nats"
-        return None
-
-    async def _recheck_if_due(self) -> None:
-        """Every ``recheck_requests`` requests or ``recheck_seconds`` seconds, take the behavioural
-        fingerprint again; a model that moved stops the run (``ModelChanged``), keeping the answers
-        cached before the last agreeing check. A difference is confirmed by a second sample."""
-        if self._moved is not None:
-            raise self._moved
-        if self.behaviour is None:
-            return
-        self._since_check += 1
-        every, seconds = self.options.recheck_requests, self.options.recheck_seconds
-        due = (every and self._since_check >= every) or (seconds and time.monotonic() - self._checked_at[0] >= seconds)
-        if not due:
-            return
-        if self._check_lock is None:
-            self._check_lock = asyncio.Lock()
-        if self._check_lock.locked():
-            return  # another request is checking
-        async with self._check_lock:
-            self._since_check = 0
-            started = (time.monotonic(), time.time())
-            why = self._differs(await self._behaviour())
-            if why is not None:
-                why = self._differs(await self._behaviour())
-            if why is None:
-                self._checked_at = started
-                return
-            self._moved = ModelChanged(
-                f"{self.spec}: the model behind {self.server_model!r} at {public_url(self.base_url)} changed during "
-                f"the run ({why}); answers up to the last agreeing check are kept in the cache; start a new run",
-                since=self._checked_at[1])
-            raise self._moved
-
-    def _auth_message(self, exc: ProviderError) -> str:
-        return (f"{self.spec}: the server at {public_url(self.base_url)} refused the credentials (HTTP {exc.status}); "
-                f"check ${self.options.api_key_env}")
 
     def _map(self, answer_one: Callable[[Any], Awaitable[Any]], requests: Sequence[Any]) -> list:
         """Answer a batch (at most the window's requests in flight, across batches); failures in place."""
