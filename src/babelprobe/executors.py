@@ -289,8 +289,14 @@ class RayExecutor:
         backend counts its own; the driver's counts only its load); None where backends count none.
         A replica Ray restarted counts from its restart."""
         import ray
+        from ray.exceptions import RayActorError
 
-        reports = [report for report in ray.get([actor.usage.remote() for actor in self.actors])]
+        reports = []
+        for actor in self.actors:
+            try:
+                reports.append(ray.get(actor.usage.remote()))
+            except RayActorError:  # gone for good: its count is lost, the run's answers are not
+                continue
         windows = [r.smallest_window for r in reports if r.smallest_window is not None]
         self.stats.smallest_window = min(windows) if windows else None
         usages = [r.usage for r in reports if r.usage is not None]
