@@ -121,12 +121,13 @@ class HttpClient:
         """The key and a base URL's credentials out of a text (redaction.py)."""
         return redact_text(text, extra=[self._secret])
 
-    async def attempt(self, method: str, path: str, body: dict | None) -> Any:
+    async def attempt(self, method: str, path: str, body: dict | None, timeout: float | None = None) -> Any:
         """One HTTP request; a ``ProviderError`` says what went wrong and whether to retry."""
+        timeout = timeout or self.timeout
         try:
-            response = await self._client.request(method, path, json=body)
+            response = await self._client.request(method, path, json=body, timeout=timeout)
         except httpx.TimeoutException as exc:
-            raise ProviderError(f"timeout after {self.timeout:g}s ({type(exc).__name__})", retryable=True) from exc
+            raise ProviderError(f"timeout after {timeout:g}s ({type(exc).__name__})", retryable=True) from exc
         except httpx.ConnectError as exc:  # refused: the server is down or restarting
             raise ProviderError(f"{type(exc).__name__}: {exc}", retryable=True, unreachable=True) from exc
         except httpx.TransportError as exc:  # reset, truncated body
@@ -146,11 +147,12 @@ class HttpClient:
 
     async def call(self, method: str, path: str, body: dict | None, parse: Callable[[Any], Any],
                    *, definite_capability: bool = False, max_retries: int | None = None,
-                   patient: bool = True) -> Any:
+                   patient: bool = True, timeout: float | None = None) -> Any:
         """One request with retries, each attempt inside the window; ``parse`` validates the body
         (raising ``bad_response``). ``definite_capability``: a capability error is final (at
         detection it is the answer). ``patient``: a server that is down is waited for up to the
-        policy's patience once the retries are spent. The final error is a ``ProviderError`` (key
+        policy's patience once the retries are spent; ``timeout``: this request's seconds (default:
+        the client's). The final error is a ``ProviderError`` (key
         redacted) saying how many attempts and how long it waited."""
         attempt = 0
         waited = 0.0
@@ -160,7 +162,7 @@ class HttpClient:
             try:
                 if self.policy.budget is not None:
                     self.policy.budget.requests += 1
-                data = await self.attempt(method, path, body)
+                data = await self.attempt(method, path, body, timeout)
                 result = parse(data)
                 if isinstance(data, dict) and isinstance(data.get("usage"), dict):
                     self.usage.prompt_tokens += int(data["usage"].get("prompt_tokens") or 0)

@@ -18,7 +18,8 @@ from babelprobe.models.retry import ModelChanged, ProviderError
 # prompts whose greedy answers (and their log-probs) identify the model behind a name that gives
 # no system_fingerprint (``_behaviour``); several scripts, so that models differ in some
 IDENTITY_PROMPTS = ("The capital of France is", "Die Hauptstadt von Deutschland ist", "日本の首都は")
-IDENTITY_TOKENS = 8
+IDENTITY_TOKENS = 4  # enough to tell models apart, short enough for a slow server's timeout
+IDENTITY_TIMEOUT = 60.0  # seconds per fingerprint request, at least
 # nats: the same model on the same server gives the same log-probs up to its kernels' rounding
 IDENTITY_TOLERANCE = 0.1
 
@@ -43,15 +44,20 @@ class ServedIdentity:
         """Greedy answers and their tokens' log-probs to IDENTITY_PROMPTS, through the generation
         endpoint the run uses (log-probs empty where the server gives none)."""
         sample = []
+        # a few tokens of generation may take longer than a run tuned for one-token requests allows
+        # (--request-timeout 1): a fingerprint that times out would refuse the run
+        timeout = max(self.http.timeout, IDENTITY_TIMEOUT)
         for prompt in IDENTITY_PROMPTS:
             body = self._body({"model": self.model, "seed": 0}, IDENTITY_TOKENS, 0.0)
             if self.chat:
                 # top_logprobs: llama-cpp-python's server returns no chat log-probs without it
                 body.update(messages=[{"role": "user", "content": prompt}], logprobs=True, top_logprobs=1)
-                text, lps, _ = await self.http.call("POST", "/chat/completions", body, self._parse_chat)
+                text, lps, _ = await self.http.call("POST", "/chat/completions", body, self._parse_chat,
+                                                   timeout=timeout)
             else:
                 body.update(prompt=prompt, logprobs=1)
-                text, lps, _ = await self.http.call("POST", "/completions", body, self._parse_completion)
+                text, lps, _ = await self.http.call("POST", "/completions", body, self._parse_completion,
+                                                   timeout=timeout)
             sample.append((text, [float(x) for x in lps or [] if x is not None]))
         return sample
 
