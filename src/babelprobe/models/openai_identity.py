@@ -53,11 +53,11 @@ class ServedIdentity:
                 # top_logprobs: llama-cpp-python's server returns no chat log-probs without it
                 body.update(messages=[{"role": "user", "content": prompt}], logprobs=True, top_logprobs=1)
                 text, lps, _ = await self.http.call("POST", "/chat/completions", body, self._parse_chat,
-                                                   timeout=timeout)
+                                                   timeout=timeout, patient=not self._detecting)
             else:
                 body.update(prompt=prompt, logprobs=1)
                 text, lps, _ = await self.http.call("POST", "/completions", body, self._parse_completion,
-                                                   timeout=timeout)
+                                                   timeout=timeout, patient=not self._detecting)
             sample.append((text, [float(x) for x in lps or [] if x is not None]))
         return sample
 
