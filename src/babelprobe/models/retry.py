@@ -42,8 +42,7 @@ class ProviderError(Exception):
         # a well-formed answer without what was asked (no echo, no prompt log-probs): at
         # capability detection that is a definite "cannot", not a reason to retry
         self.capability = capability
-        # the connection was refused: nothing was sent, the server is down or restarting (retried
-        # for the policy's patience rather than a number of attempts)
+        # the connection was refused: nothing was sent, the server is down or restarting (``outage``)
         self.unreachable = unreachable
 
     @property
