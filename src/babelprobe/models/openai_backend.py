@@ -111,8 +111,9 @@ class OpenAIOptions(BackendOptions):
     retry_budget: int = Field(100, ge=0, description="retries the run may spend beyond retry_ratio per request")
     retry_ratio: float = Field(0.2, ge=0, description="retries the run may spend per request sent")
     backoff: float = Field(0.5, ge=0, description="seconds: the first retry waits up to this (doubling, jittered)")
-    patience: float = Field(120.0, ge=0, description="seconds a request keeps retrying a server that refuses "
-                                                     "connections (down, restarting): capped back-off, in the budget")
+    patience: float = Field(120.0, ge=0, description="seconds a request may wait in all for a server that is down "
+                                                     "or restarting (refused, 502/503), past max_retries: capped "
+                                                     "back-off, within the retry budget")
     recheck_requests: int = Field(500, ge=0, description="re-check the model's fingerprint every this many "
                                                          "requests (0: never)")
     recheck_seconds: float = Field(600.0, ge=0, description="re-check the model's fingerprint every this many "
