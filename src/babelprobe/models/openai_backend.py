@@ -27,7 +27,8 @@ A request that finally fails comes back as a ``RequestFailure`` in its place, so
 records it as an error, never caches it, and keeps the rest of the batch without sending it again.
 
 Detection retries transient errors like any request; one that persists refuses the run, and a
-mode is only chosen from a definite answer (a 4xx, or a 200 without what was asked). Refused
+mode is only chosen from a definite answer (a 4xx that says so, or a 200 without what was asked);
+the generation endpoint chosen is printed with the answer it came from. Refused
 credentials (401/403) refuse the run at load. ``--model-arg scoring=... generate=...`` force the
 modes without probing. Echo scoring is checked against the log-prob the same server gives a
 generated token (llama-cpp-python shifts echo log-probs by one position for models without a BOS
@@ -36,8 +37,10 @@ reject ``max_tokens`` or ``temperature`` get ``max_completion_tokens`` and no te
 (detected from the 400, or set with ``token_field=`` and ``temperature=``).
 
 Answers are keyed on the model the server says answered (the response's ``model`` field, e.g. a
-dated snapshot behind an alias) and the base URL; a later response naming another model is an
-error, never an answer cached under the old key.
+dated snapshot behind an alias), the base URL and what answered (models/openai_identity.py: the
+``system_fingerprint``, else the greedy answers to fixed prompts, re-checked during the run); a
+later response naming another model is an error, never an answer cached under the old key. A
+``finish_reason`` other than stop or length (``error``, ``content_filter``) is an error too.
 
 The API key is read from the environment at load, lives only in the HTTP client's headers, and is
 redacted from every error text; it is never part of a fingerprint, config or manifest.
