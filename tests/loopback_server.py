@@ -217,16 +217,64 @@ class FaultProxy:
     """Forwards to ``upstream``; a request's fault is decided by a seeded hash of its body and of
     how many times that body was seen, so the plan does not depend on arrival order.
 
-    ``poison``: substrings of request bodies that always get a 500 (they exhaust the retries)."""
+    ``poison``: substrings of request bodies that always get a 500 (they exhaust the retries).
+    ``cut_rate``: the share of generation bodies (by a seeded hash of the body alone, so every retry
+    of one is cut too) whose upstream answer comes back as HTTP 200 with the text cut in half and
+    ``finish_reason`` set to ``cut_reason`` (``error`` with the provider's message in the choice, as
+    routers do; ``content_filter``).
+
+    It counts what it saw: POSTs in flight as each arrived (``samples``), how often the in-flight
+    count fell to zero with more to come (``zero_episodes``), and answers upstream gave (``ok``)."""
 
     FAULTS = ("429", "429-wait", "500", "timeout", "truncated", "nonjson", "empty")
+    CUT_MESSAGE = "upstream generation failed: the worker was preempted"
 
-    def __init__(self, upstream: str, seed: int, rate: float, stall: float, poison: tuple[str, ...] = ()):
+    def __init__(self, upstream: str, seed: int, rate: float, stall: float, poison: tuple[str, ...] = (),
+                 cut_rate: float = 0.0, cut_reason: str = "error", crowd: int | None = None,
+                 refuse: dict[str, tuple[int, str]] | None = None):
         self.upstream, self.seed, self.rate, self.stall, self.poison = upstream, seed, rate, stall, poison
+        self.cut_rate, self.cut_reason = cut_rate, cut_reason
+        self.crowd = crowd  # more POSTs than this in flight get 429 (no Retry-After): a crowded server
+        self.refuse = refuse or {}  # path -> (status, message): that endpoint answers only this
+        self.switch_after: tuple[int, str] | None = None  # (POSTs, upstream): the alias moves then
+        self.posts = 0
         self.seen: dict[str, int] = {}
-        self.injected: dict[str, int] = {f: 0 for f in (*self.FAULTS, "poison")}
+        self.injected: dict[str, int] = {f: 0 for f in (*self.FAULTS, "poison", "cut")}
         self.lock = threading.Lock()
         self.client = httpx.Client(base_url=upstream.removesuffix("/v1"), timeout=60)
+        self.in_flight = 0
+        self.samples: list[int] = []  # POSTs in flight as each arrived (itself included)
+        self.arrivals_at_zero = 0  # POSTs that found none in flight: the first, then each drain
+        self.ok = 0  # requests upstream answered with 200
+
+    @property
+    def zero_episodes(self) -> int:
+        """Times the requests in flight drained to zero between the first and the last."""
+        return max(0, self.arrivals_at_zero - 1)
+
+    def switch(self, upstream: str) -> None:
+        """Forward to another server from now on (an alias moved behind the same URL)."""
+        self.upstream = upstream
+        self.client = httpx.Client(base_url=upstream.removesuffix("/v1"), timeout=60)
+
+    def cut(self, raw: bytes) -> bool:
+        body = json.loads(raw)
+        if "messages" not in body and not isinstance(body.get("prompt"), str) or body.get("echo"):
+            return False  # generation only
+        digest = hashlib.sha256(raw).hexdigest()
+        return random.Random(f"cut:{self.seed}:{digest}").random() < self.cut_rate
+
+    def cut_answer(self, payload: bytes) -> bytes:
+        data = json.loads(payload)
+        choice = data["choices"][0]
+        if isinstance(choice.get("message"), dict):
+            choice["message"]["content"] = choice["message"]["content"][: len(choice["message"]["content"]) // 2]
+        else:
+            choice["text"] = choice["text"][: len(choice["text"]) // 2]
+        choice["finish_reason"] = self.cut_reason
+        if self.cut_reason == "error":
+            choice["error"] = {"message": self.CUT_MESSAGE, "code": 502}
+        return json.dumps(data).encode()
 
     def fault(self, raw: bytes) -> str | None:
         text = raw.decode()
@@ -243,16 +291,48 @@ class FaultProxy:
         proxy = self
 
         class Handler(_Quiet):
-            def _forward(self, method: str, raw: bytes):
+            def _forward(self, method: str, raw: bytes, cut: bool = False):
                 headers = {"Authorization": self.headers.get("Authorization", ""), "Content-Type": "application/json"}
-                up = proxy.client.request(method, self.path, content=raw or None, headers=headers)
-                self._send(up.status_code, up.content)
+                try:
+                    up = proxy.client.request(method, self.path, content=raw or None, headers=headers)
+                except httpx.TransportError:  # the server behind is down: as a gateway says it
+                    self._send(502, b'{"error": {"message": "bad gateway"}}')
+                    return
+                if up.status_code == 200:
+                    with proxy.lock:
+                        proxy.ok += 1
+                self._send(up.status_code, proxy.cut_answer(up.content) if cut and up.status_code == 200 else up.content)
 
             def do_GET(self):
                 self._forward("GET", b"")
 
             def do_POST(self):
+                with proxy.lock:
+                    proxy.arrivals_at_zero += proxy.in_flight == 0
+                    proxy.in_flight += 1
+                    proxy.samples.append(proxy.in_flight)
+                    proxy.posts += 1
+                    if proxy.switch_after and proxy.posts > proxy.switch_after[0]:
+                        proxy.switch(proxy.switch_after[1])
+                        proxy.switch_after = None
+                try:
+                    self._post()
+                finally:
+                    with proxy.lock:
+                        proxy.in_flight -= 1
+
+            def _post(self):
                 raw = self._body()
+                path = self.path.partition("?")[0]
+                if path in proxy.refuse:
+                    status, message = proxy.refuse[path]
+                    self._send(status, json.dumps({"error": {"message": message}}).encode())
+                    return
+                if proxy.crowd is not None and proxy.in_flight > proxy.crowd:
+                    with proxy.lock:
+                        proxy.injected["429"] += 1
+                    self._send(429, b'{"error": {"message": "too many requests in flight"}}')
+                    return
                 fault = proxy.fault(raw)
                 if fault:
                     with proxy.lock:
@@ -279,6 +359,10 @@ class FaultProxy:
                     self._send(200, b"<html>upstream hiccup</html>", content_type="text/html")
                 elif fault == "empty":
                     self._send(200, b'{"choices": [], "usage": {"prompt_tokens": 0}}')
+                elif proxy.cut_rate and proxy.cut(raw):
+                    with proxy.lock:
+                        proxy.injected["cut"] += 1
+                    self._forward("POST", raw, cut=True)
                 else:
                     self._forward("POST", raw)
 

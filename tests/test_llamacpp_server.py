@@ -6,16 +6,6 @@ model with a BOS token (Gemma 3) the check passes and the scores match llama.cpp
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Iterator
-
-import httpx
 import pytest
 
 pytest.importorskip("llama_cpp", reason='the llamacpp extra is not installed (pip install -e ".[llamacpp]")')
@@ -25,53 +15,12 @@ from babelprobe.models import LoadOptions, load_backend  # noqa: E402
 from babelprobe.models.base import LogLikelihood  # noqa: E402
 from babelprobe.models.registry import UnsupportedKind, check_supported  # noqa: E402
 from babelprobe.models.specs import BUNDLED  # noqa: E402
+from llama_server import llama_server  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-# The server as llama-cpp-python ships it, started with the AMX workaround of the in-process
-# backend (llamacpp_backend._without_amx: AMX segfaults on Q4 decode on these CPUs).
-LAUNCH = """
-import sys
-import llama_cpp, uvicorn
-from llama_cpp.server.app import create_app
-from llama_cpp.server.settings import ModelSettings, ServerSettings
-from babelprobe.models.llamacpp_backend import _without_amx
-path, alias, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with _without_amx(llama_cpp):
-    app = create_app(server_settings=ServerSettings(host="127.0.0.1", port=port),
-                     model_settings=[ModelSettings(model=path, model_alias=alias, n_ctx=512, n_threads=2,
-                                                   verbose=False, seed=0)])
-uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
-"""
 PAIRS = [("The capital of France is", " Paris"), ("Paris is the capital of", " France"),
          ("Die Hauptstadt von Deutschland ist", " Berlin"), ("日本の首都は", "東京")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def llama_server(gguf: Path, alias: str) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, str(gguf), alias, str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        for _ in range(240):  # bounded wait for the port (the model loads first)
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1)
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"llama_cpp.server exited: {proc.stderr.read().decode()[-2000:]}")
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_shifted_echo_scoring_is_refused_and_correct_echo_is_kept():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -100,7 +101,9 @@ def test_vllm_dialect_scores_like_transformers(smollm2, smol_dir):
             for ours, ref in zip(backend.next_token(nts), smollm2.next_token(nts)):
                 assert ours.token_ids == ref.token_ids and ours.logprobs == pytest.approx(ref.logprobs, abs=1e-4)
             assert backend.fingerprint.versions["scoring"] == "prompt_logprobs"
-            assert backend.fingerprint.weights == f"served:{smol_dir} at {url}"  # what answered, and where
+            # what answered (the name, the behaviour at load: models/openai_identity.py), and where
+            assert re.fullmatch(rf"served:{re.escape(str(smol_dir))} \(behaviour [0-9a-f]{{16}}\) at {re.escape(url)}",
+                                backend.fingerprint.weights)
         finally:
             backend.close()
 
@@ -129,8 +132,9 @@ def test_hosted_dialect_refuses_scoring_and_generates(smollm2, tmp_path):
         config = CKAConfig(model="openai:gpt-test", base_url=url, data=DEMO_CKA, limit=2, out=tmp_path / "cka", cache=None)
         with pytest.raises(RunError, match=r"probe cka needs log-probabilities .*use hf:, gguf:, vllm: or llamacpp:"):
             run(config)
-        # only the load-time detection reached the server: models, one chat, the echo probe (400)
-        assert server.hits == ["/v1/models", "/v1/chat/completions", "/v1/completions"]
+        # only the load-time detection reached the server: models, one chat, the model's
+        # behavioural fingerprint (three chat answers), the echo probe (400)
+        assert server.hits == ["/v1/models"] + ["/v1/chat/completions"] * 4 + ["/v1/completions"]
         backend = _open("openai:gpt-test", url)
         try:
             assert backend.scoring_mode is None and backend.supported_kinds == {"generate"}

@@ -146,7 +146,7 @@ def test_429s_lower_the_window_and_the_run_finishes(smollm2, tmp_path):
 def test_retry_budget_scales_with_the_run_and_is_settable(smollm2):
     """Every request's first attempt gets a 503: 40 requests need 40 retries. A budget of
     retry_ratio=1 per request covers them (the old fixed budget could not scale); with ratio 0 and
-    a floor of 5, 5 are retried and 35 fail as errors, counted as budget_exhausted."""
+    a floor of 8 (3 spent at load), 5 are retried and 35 fail as errors, counted as budget_exhausted."""
     def first_fails(s, path, body, nth):
         key = body.get("prompt")
         s.seen = getattr(s, "seen", set())
@@ -158,7 +158,8 @@ def test_retry_budget_scales_with_the_run_and_is_settable(smollm2):
     for ratio, failed in ((1.0, 0), (0.0, 35)):
         server = Scripted(smollm2, "smol", "llamacpp", rule=first_fails)
         with serve(server.handler()) as url:
-            backend = _load("openai:smol", url, scoring="none", generate="completions", retry_budget=5,
+            # a floor of 8: the three fingerprint prompts at load get their first 503 too (3 retries)
+            backend = _load("openai:smol", url, scoring="none", generate="completions", retry_budget=8,
                             retry_ratio=ratio)
             try:
                 requests = [Generate(prompt=f"Item {i}:", max_tokens=1) for i in range(40)]
@@ -219,7 +220,8 @@ def test_reasoning_model_fields_detected_or_set(smollm2):
         chats = server.hits.count("/v1/chat/completions")
         preset = _load("openai:o-test", url, token_field="max_completion_tokens", temperature="omit")
         try:
-            assert server.hits.count("/v1/chat/completions") == chats + 1  # one probe, no 400 first
+            # one probe and the three fingerprint prompts, no 400 first
+            assert server.hits.count("/v1/chat/completions") == chats + 1 + 3
             assert preset.chat
         finally:
             preset.close()

@@ -25,9 +25,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Iterator, Protocol, Sequence
 
-from babelprobe.models.base import Backend, Request, RequestFailure, Response, answer
+from babelprobe.models.base import Backend, Request, RequestFailure, Response, Usage, answer
 from babelprobe.models.registry import LoadOptions
-from babelprobe.models.retry import AuthError, RetryPolicy, classify
+from babelprobe.models.retry import AuthError, RetryPolicy, RunStopped, classify
 
 Results = list[Response | RequestFailure]
 
@@ -77,6 +77,8 @@ def answer_batch(backend: Backend, batch: Sequence[Request], retries: int) -> Re
         while True:
             try:
                 return answer(backend, kind, requests)
+            except RunStopped:
+                raise
             except Exception as exc:
                 error = classify(exc)
                 if error.auth:
@@ -89,14 +91,14 @@ def answer_batch(backend: Backend, batch: Sequence[Request], retries: int) -> Re
 
     try:
         return attempt(batch)
-    except AuthError:
+    except RunStopped:
         raise
     except Exception:
         isolated: Results = []
         for request in batch:
             try:
                 isolated.append(attempt([request])[0])
-            except AuthError:
+            except RunStopped:
                 raise
             except Exception as exc:  # errors are data, never wrong answers
                 isolated.append(RequestFailure(error=f"{type(exc).__name__}: {exc}"))
@@ -141,7 +143,7 @@ class LocalExecutor:
                     batch = running.pop(future)
                     try:
                         results = future.result()
-                    except AuthError:
+                    except RunStopped:  # refused key, a model that moved: the run stops
                         raise
                     except Exception:  # the batch as a whole raised: retried and isolated as any batch
                         results = answer_batch(self.backend, batch, self.retries)
@@ -167,8 +169,21 @@ class _Replica:
     def fingerprint_key(self) -> str:
         return self.backend.fingerprint.key()
 
+    def usage(self) -> "ReplicaUsage":
+        """What this replica's backend spent (HTTP backends count it) and how far its window of
+        requests in flight was lowered by 429s."""
+        window = getattr(getattr(self.backend, "http", None), "window", None)
+        return ReplicaUsage(usage=getattr(self.backend, "usage", None),
+                            smallest_window=window.smallest if window is not None else None)
+
     def pid(self) -> int:
         return os.getpid()
+
+
+@dataclass(frozen=True)
+class ReplicaUsage:
+    usage: Usage | None
+    smallest_window: int | None  # the adaptive window's low point (models/http.py); None: no window
 
 
 @dataclass
@@ -176,6 +191,7 @@ class RayStats:
     replicas: int = 0
     batches: int = 0
     resent: int = 0  # batches re-sent to another replica after theirs was gone for good
+    smallest_window: int | None = None  # the lowest any replica's window went (429s halve it)
 
 
 class RayExecutor:
@@ -267,6 +283,26 @@ class RayExecutor:
         self.actors = []
         if self._started_ray:
             ray.shutdown()
+
+    def usage(self) -> Usage | None:
+        """The replicas' usage added up (requests, retries, throttles, tokens: each replica's
+        backend counts its own; the driver's counts only its load); None where backends count none.
+        A replica Ray restarted counts from its restart."""
+        import ray
+        from ray.exceptions import RayActorError
+
+        reports = []
+        for actor in self.actors:
+            try:
+                reports.append(ray.get(actor.usage.remote()))
+            except RayActorError:  # gone for good: its count is lost, the run's answers are not
+                continue
+        windows = [r.smallest_window for r in reports if r.smallest_window is not None]
+        self.stats.smallest_window = min(windows) if windows else None
+        usages = [r.usage for r in reports if r.usage is not None]
+        if not usages:
+            return None
+        return Usage(**{name: sum(getattr(u, name) for u in usages) for name in Usage.model_fields})
 
     def pids(self) -> list[int]:
         import ray

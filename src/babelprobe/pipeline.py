@@ -26,7 +26,7 @@ from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.spec import ModelSpec
 from babelprobe.models.specs import sha256_file
-from babelprobe.runner import Runner, RunnerStats, run_probe
+from babelprobe.runner import Runner, RunnerStats, run_probe, run_probes
 from babelprobe.runs import RunError, StoredRun, read_run  # noqa: F401 (their old home: callers import them here)
 
 
@@ -149,9 +149,15 @@ class _Context(StageContext):
             check_request_kinds(self.backend, plan.request_kinds, f"probe {plan.probe.name}")
         if self._on_plans is not None:
             self._on_plans(self.backend, plans)
+        runner = self.runner(self.backend)
+        if hasattr(self.backend, "submit"):
+            # a backend answering concurrently (HTTP): all plans at once, one window in flight over
+            # them (answers do not depend on batches there; in-process batches stay per plan)
+            results = run_probes([(plan.probe, plan.items) for plan in plans], runner)
+        else:
+            results = [run_probe(plan.probe, plan.items, runner) for plan in plans]
         pairs: Pairs = []
-        for plan in plans:
-            result = run_probe(plan.probe, plan.items, self.runner(self.backend))
+        for plan, result in zip(plans, results):
             pairs += list(zip(plan.items, result.records))
             self._timings.update({key if plan.label is None else f"{plan.label}:{key}": seconds
                                   for key, seconds in result.seconds.items()})
@@ -288,11 +294,13 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
                 store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
                 parts[key] = "computed"
             store.join_parts(config.out, list(groups))
+        # Ray replicas' requests, retries, throttles and tokens (the driver counted only its load)
+        replica_usage = executor.usage() if isinstance(executor, RayExecutor) else None
     timings["total"] = time.perf_counter() - t_start
     judges = [loaded[spec] for stage in stages if stage.name == "judge" for spec in stage.model_specs(config)]
     others = [loaded[spec] for spec in specs if loaded[spec] is not backend]
     outcome = _finish(family, config, backend, records, {i.source for i in items}, under_test, timings,
-                      judges, others, list(records_of_stages.values()), parts)
+                      judges, others, list(records_of_stages.values()), parts, replica_usage)
     family.write_outputs(outcome.summary, config)
     if getattr(config, "figures", False):
         family.figures(outcome.summary, config.out)
@@ -301,7 +309,8 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
 
 def _finish(family: Family, config: RunOptions, backend: Backend, records: list[BaseModel] | None, sources: set[str],
             stats: RunnerStats, timings: dict[str, float], judges: list[Backend], others: list[Backend],
-            stages: list[store.StageRecord], parts: dict[str, str] | None = None) -> RunOutcome:
+            stages: list[store.StageRecord], parts: dict[str, str] | None = None,
+            replica_usage: Usage | None = None) -> RunOutcome:
     """Write items (``records``; None: items.parquet was joined from parts/), then the summary
     computed from the stored items, then the manifest (last)."""
     if records is not None:
@@ -317,6 +326,8 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
     usage = [u for u in (getattr(b, "usage", None) for b in (backend, *others)) if u is not None]
+    if replica_usage is not None:
+        usage.append(replica_usage)
     manifest = store.new_manifest(
         probe=config.probe, config=config.model_dump(mode="json"), model=backend.fingerprint,
         model_parameters=getattr(backend, "parameters", None), judges=[j.fingerprint for j in judges],

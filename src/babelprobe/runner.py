@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from babelprobe.executors import Executor, LocalExecutor, Results
 from babelprobe.models.base import Backend, Request, RequestFailure, Response, request_key
 from babelprobe.models.cache import ResponseCache
+from babelprobe.models.retry import ModelChanged
 
 Item = TypeVar("Item")
 Record = TypeVar("Record")
@@ -238,12 +239,20 @@ class Runner:
                 transient=True,
             ) as bar:
                 task = bar.add_task(escape(self.label), total=total)
-                for batch, results in self.executor.run(pending):
-                    self._record(batch, results, outcomes)
-                    self.stats.batches += 1
-                    bar.advance(task, len(batch))
-                    if lines is not None:
-                        lines.advance(len(batch))
+                try:
+                    for batch, results in self.executor.run(pending):
+                        self._record(batch, results, outcomes)
+                        self.stats.batches += 1
+                        bar.advance(task, len(batch))
+                        if lines is not None:
+                            lines.advance(len(batch))
+                except ModelChanged as exc:
+                    # answers cached since the last check that agreed may be the new model's: dropped
+                    since = getattr(exc, "since", None)
+                    if self.cache is not None and since is not None:
+                        dropped = self.cache.drop_since(self._fingerprint, since)
+                        raise ModelChanged(f"{exc} ({dropped} answers cached after it were dropped)", since) from None
+                    raise
         finally:  # an interrupted run leaves no timer thread writing lines
             if lines is not None:
                 lines.stop_timer()
@@ -291,23 +300,37 @@ class ProbeRun(Generic[Record]):
 
 def run_probe(probe: Probe, items: Sequence, runner: Runner) -> ProbeRun:
     """Build every item's requests, answer them all at once (shared requests pay once), score."""
+    return run_probes([(probe, items)], runner)[0]
+
+
+def run_probes(plans: Sequence[tuple[Probe, Sequence]], runner: Runner) -> list[ProbeRun]:
+    """``run_probe`` for several independent plans at once: every plan's requests go to the runner
+    together, so a backend answering concurrently keeps one window of requests in flight over all
+    of them instead of draining to zero between plans (issue 29 point 3). Each plan's "requests"
+    time is its share (by request count) of the time they took together."""
     t0 = time.perf_counter()
-    per_item = [probe.requests(item) for item in items]
+    per_plan = [[probe.requests(item) for item in items] for probe, items in plans]
+    built = time.perf_counter() - t0
     t1 = time.perf_counter()
-    outcomes = runner.run(r for reqs in per_item for r in reqs)
-    t2 = time.perf_counter()
-    records, errors = [], 0
-    for item, reqs in zip(items, per_item):
-        got = [outcomes[request_key(r)] for r in reqs]
-        failures = sorted({o.error for o in got if o.error})
-        if not failures:
-            try:
-                records.append(probe.score(item, [o.response for o in got]))
-                continue
-            except Exception as exc:
-                failures = [f"scoring failed: {type(exc).__name__}: {exc}"]
-        records.append(probe.failed(item, "; ".join(failures)))
-        errors += 1
-    t3 = time.perf_counter()
-    timings = {"build": t1 - t0, "requests": t2 - t1, "score": t3 - t2}
-    return ProbeRun(records=records, stats=runner.stats, errors=errors, seconds=timings)
+    outcomes = runner.run(r for per_item in per_plan for reqs in per_item for r in reqs)
+    answered = time.perf_counter() - t1
+    total = max(1, sum(len(reqs) for per_item in per_plan for reqs in per_item))
+    runs = []
+    for (probe, items), per_item in zip(plans, per_plan):
+        t2 = time.perf_counter()
+        records, errors = [], 0
+        for item, reqs in zip(items, per_item):
+            got = [outcomes[request_key(r)] for r in reqs]
+            failures = sorted({o.error for o in got if o.error})
+            if not failures:
+                try:
+                    records.append(probe.score(item, [o.response for o in got]))
+                    continue
+                except Exception as exc:
+                    failures = [f"scoring failed: {type(exc).__name__}: {exc}"]
+            records.append(probe.failed(item, "; ".join(failures)))
+            errors += 1
+        share = sum(len(reqs) for reqs in per_item) / total
+        timings = {"build": built * share, "requests": answered * share, "score": time.perf_counter() - t2}
+        runs.append(ProbeRun(records=records, stats=runner.stats, errors=errors, seconds=timings))
+    return runs

@@ -62,6 +62,12 @@ class ResponseCache:
             self._db.execute("ROLLBACK")
             raise
 
+    def drop_since(self, fingerprint: str, since: float) -> int:
+        """Forget ``fingerprint``'s answers cached after ``since`` (``time.time()``): the model
+        behind it moved at some point after then (models/retry.py ModelChanged). Returns how many."""
+        cursor = self._db.execute("DELETE FROM responses WHERE fingerprint = ? AND created > ?", (fingerprint, since))
+        return cursor.rowcount
+
     def count_present(self, fingerprint: str, keys: Iterable[str]) -> int:
         """How many of ``keys`` have a cached response (without reading the responses)."""
         keys = list(keys)

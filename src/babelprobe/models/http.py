@@ -121,13 +121,16 @@ class HttpClient:
         """The key and a base URL's credentials out of a text (redaction.py)."""
         return redact_text(text, extra=[self._secret])
 
-    async def attempt(self, method: str, path: str, body: dict | None) -> Any:
+    async def attempt(self, method: str, path: str, body: dict | None, timeout: float | None = None) -> Any:
         """One HTTP request; a ``ProviderError`` says what went wrong and whether to retry."""
+        timeout = timeout or self.timeout
         try:
-            response = await self._client.request(method, path, json=body)
+            response = await self._client.request(method, path, json=body, timeout=timeout)
         except httpx.TimeoutException as exc:
-            raise ProviderError(f"timeout after {self.timeout:g}s ({type(exc).__name__})", retryable=True) from exc
-        except httpx.TransportError as exc:  # refused, reset, truncated body
+            raise ProviderError(f"timeout after {timeout:g}s ({type(exc).__name__})", retryable=True) from exc
+        except httpx.ConnectError as exc:  # refused: the server is down or restarting
+            raise ProviderError(f"{type(exc).__name__}: {exc}", retryable=True, unreachable=True) from exc
+        except httpx.TransportError as exc:  # reset, truncated body
             raise ProviderError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
         if response.status_code != 200:
             excerpt = response.text[:300].replace("\n", " ")
@@ -143,18 +146,23 @@ class HttpClient:
             raise bad_response(f"body is not JSON: {response.text[:80]!r}") from None
 
     async def call(self, method: str, path: str, body: dict | None, parse: Callable[[Any], Any],
-                   *, definite_capability: bool = False, max_retries: int | None = None) -> Any:
+                   *, definite_capability: bool = False, max_retries: int | None = None,
+                   patient: bool = True, timeout: float | None = None) -> Any:
         """One request with retries, each attempt inside the window; ``parse`` validates the body
         (raising ``bad_response``). ``definite_capability``: a capability error is final (at
-        detection it is the answer). The final error is a ``ProviderError`` (key redacted)."""
+        detection it is the answer). ``patient``: a server that is down is waited for up to the
+        policy's patience once the retries are spent; ``timeout``: this request's seconds (default:
+        the client's). The final error is a ``ProviderError`` (key
+        redacted) saying how many attempts and how long it waited."""
         attempt = 0
+        waited = 0.0
         while True:
             await self.window.acquire()
             throttled = succeeded = False
             try:
                 if self.policy.budget is not None:
                     self.policy.budget.requests += 1
-                data = await self.attempt(method, path, body)
+                data = await self.attempt(method, path, body, timeout)
                 result = parse(data)
                 if isinstance(data, dict) and isinstance(data.get("usage"), dict):
                     self.usage.prompt_tokens += int(data["usage"].get("prompt_tokens") or 0)
@@ -174,13 +182,17 @@ class HttpClient:
                 max_retries=max_retries, budget=self.policy.budget, base=self.policy.base, rng=self.policy.rng)
             refused = policy.budget.exhausted if policy.budget is not None else 0
             wait = policy.next_wait(kind, attempt)
+            budget_left = policy.budget is None or policy.budget.exhausted == refused
+            if wait is None and patient and error.outage and budget_left:
+                wait = policy.outage_wait(attempt, waited)  # a server down or restarting: wait for it
+            attempt += 1
             if policy.budget is not None and policy.budget.exhausted > refused:
                 self.usage.budget_exhausted += 1
             if wait is None:
-                tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                final = ProviderError(self.redact(f"{method} {path}: {error}{tries}"), retryable=error.retryable,
+                spent = f" (after {attempt} attempts, {waited:.1f}s waiting)" if attempt > 1 else ""
+                final = ProviderError(self.redact(f"{method} {path}: {error}{spent}"), retryable=error.retryable,
                                       status=error.status, capability=error.capability)
                 raise final
             self.usage.retries += 1
-            attempt += 1
+            waited += wait
             await self.sleep(wait)

@@ -27,7 +27,8 @@ A request that finally fails comes back as a ``RequestFailure`` in its place, so
 records it as an error, never caches it, and keeps the rest of the batch without sending it again.
 
 Detection retries transient errors like any request; one that persists refuses the run, and a
-mode is only chosen from a definite answer (a 4xx, or a 200 without what was asked). Refused
+mode is only chosen from a definite answer (a 4xx that says so, or a 200 without what was asked);
+the generation endpoint chosen is printed with the answer it came from. Refused
 credentials (401/403) refuse the run at load. ``--model-arg scoring=... generate=...`` force the
 modes without probing. Echo scoring is checked against the log-prob the same server gives a
 generated token (llama-cpp-python shifts echo log-probs by one position for models without a BOS
@@ -36,8 +37,10 @@ reject ``max_tokens`` or ``temperature`` get ``max_completion_tokens`` and no te
 (detected from the 400, or set with ``token_field=`` and ``temperature=``).
 
 Answers are keyed on the model the server says answered (the response's ``model`` field, e.g. a
-dated snapshot behind an alias) and the base URL; a later response naming another model is an
-error, never an answer cached under the old key.
+dated snapshot behind an alias), the base URL and what answered (models/openai_identity.py: the
+``system_fingerprint``, else the greedy answers to fixed prompts, re-checked during the run); a
+later response naming another model is an error, never an answer cached under the old key. A
+``finish_reason`` other than stop or length (``error``, ``content_filter``) is an error too.
 
 The API key is read from the environment at load, lives only in the HTTP client's headers, and is
 redacted from every error text; it is never part of a fingerprint, config or manifest.
@@ -48,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import sys
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
@@ -68,12 +72,14 @@ from babelprobe.models.base import (
     Usage,
 )
 from babelprobe.models.http import RETRY_STATUS, HttpClient, RequestError, bad_response, public_url  # noqa: F401
+from babelprobe.models.openai_identity import ServedIdentity
 from babelprobe.models.registry import BackendOptions, LoadOptions
 from babelprobe.models.retry import (  # noqa: F401  (backoff_delay, parse_retry_after: this module's API before)
     AuthError,
     ProviderError,
     RetryBudget,
     RetryPolicy,
+    RunStopped,
     backoff_delay,
     parse_retry_after,
 )
@@ -87,6 +93,13 @@ PROBE_CONTEXT, PROBE_CONTINUATION = "The capital of France is", " Paris"
 # contexts whose greedy next token checks echo scoring (``_check_echo``)
 ECHO_CHECKS = ("The capital of France is", "One, two, three, four,")
 ECHO_TOLERANCE = 0.05  # nats: the same server, the same position; a shift is off by whole nats
+# finish reasons of a whole answer; any other ("error", "content_filter", one this code does not
+# know) means the text is cut or replaced: an error row, never an answer. None: servers that omit it
+NORMAL_FINISH = ("stop", "length", None)
+# a chat probe refused with one of these is a definite "no chat endpoint" (not found, not allowed,
+# not implemented); a 400/422 counts only when it names the chat template or the endpoint
+NO_CHAT_STATUS = (404, 405, 501)
+NO_CHAT_WORDS = ("chat template", "chat_template", "not a chat model", "chat/completions", "chat completion")
 
 
 class OpenAIOptions(BackendOptions):
@@ -101,6 +114,13 @@ class OpenAIOptions(BackendOptions):
     retry_budget: int = Field(100, ge=0, description="retries the run may spend beyond retry_ratio per request")
     retry_ratio: float = Field(0.2, ge=0, description="retries the run may spend per request sent")
     backoff: float = Field(0.5, ge=0, description="seconds: the first retry waits up to this (doubling, jittered)")
+    patience: float = Field(120.0, ge=0, description="seconds a request may wait in all for a server that is down "
+                                                     "or restarting (refused, 502/503), past max_retries: capped "
+                                                     "back-off, within the retry budget")
+    recheck_requests: int = Field(500, ge=0, description="re-check the model's fingerprint every this many "
+                                                         "requests (0: never)")
+    recheck_seconds: float = Field(600.0, ge=0, description="re-check the model's fingerprint every this many "
+                                                            "seconds (0: never)")
     scoring: Literal["auto", "prompt_logprobs", "echo", "none"] = Field(
         "auto", description="log-prob mode: detected, or forced")
     generate: Literal["auto", "chat", "completions"] = Field("auto", description="generation endpoint: detected, or forced")
@@ -117,9 +137,22 @@ class DetectionError(ValueError):
     """Capability detection could not get a definite answer: the run is refused (one line)."""
 
 
+def _provider_message(*where: Any) -> str | None:
+    """The server's own error text from a body or a choice (``error``: an object with a message, or
+    a string), if it gives one."""
+    for part in where:
+        error = part.get("error") if isinstance(part, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str) and error:
+            return error[:300]
+    return None
+
+
 def _choice(data: Any) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-        raise bad_response("no choices in the body")
+        said = _provider_message(data)
+        raise bad_response(f"no choices in the body; the server said: {said}" if said else "no choices in the body")
     choice = data["choices"][0]
     if not isinstance(choice, dict):
         raise bad_response("choice is not an object")
@@ -130,13 +163,24 @@ def _finish(reason: Any) -> str:
     return "length" if reason == "length" else "stop"
 
 
+def _check_finish(data: Any, choice: dict) -> None:
+    """A finish reason other than a whole answer's is an error (the server's own message kept):
+    ``error`` may pass on a retry, ``content_filter`` and unknown ones will not."""
+    reason = choice.get("finish_reason")
+    if reason in NORMAL_FINISH:
+        return
+    said = _provider_message(choice, data)
+    raise ProviderError(f"finish_reason {reason!r}: " + (f"the server said: {said}" if said else
+                        "the answer was cut off"), retryable=reason == "error", status=200)
+
+
 def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     """Servers cut at stop strings themselves; some include the stop string: cut it here too."""
     hits = [text.find(s) for s in stop if s and s in text]
     return (text[: min(hits)], True) if hits else (text, False)
 
 
-class OpenAIBackend:
+class OpenAIBackend(ServedIdentity):
     """Answers requests through an OpenAI-compatible HTTP server."""
 
     def __init__(self, spec: str, model: str, base_url: str, api_key: str | None, options: OpenAIOptions | None = None,
@@ -149,7 +193,7 @@ class OpenAIBackend:
         self.usage = Usage()
         self.budget = RetryBudget(minimum=options.retry_budget, ratio=options.retry_ratio)
         self.policy = RetryPolicy(max_retries=options.max_retries, budget=self.budget, base=options.backoff,
-                                  rng=random.Random(seed))
+                                  rng=random.Random(seed), patience=options.patience)
         self.http = HttpClient(self.base_url, api_key, concurrency=options.concurrency, timeout=options.timeout,
                                policy=self.policy, usage=self.usage)
         self.parameters: int | None = None
@@ -164,6 +208,10 @@ class OpenAIBackend:
         self.token_field = "max_tokens" if options.token_field == "auto" else options.token_field
         self.send_temperature = options.temperature != "omit"
         self.wrong_model = 0  # responses that named another model than the keyed one
+        # what answered (models/openai_identity.py): the server's system_fingerprint, or the
+        # greedy answers and log-probs of fixed prompts, taken at load and re-checked during the run
+        self._identity_state()
+        self.generation_note = ""  # which generation endpoint was chosen, from what answer
         self.unsupported_reason: dict[str, str] = {
             "hidden_states": "an HTTP API does not return hidden states",
             "vocab_stats": "an HTTP API returns top-k log-probs, not the whole vocabulary's",
@@ -200,28 +248,34 @@ class OpenAIBackend:
         return body
 
     def _answered_by(self, data: Any) -> None:
-        """A response from another model than the one the cache key names is no answer."""
+        """A response from another model (or system_fingerprint) than the one the cache key names
+        is no answer."""
         named = data.get("model") if isinstance(data, dict) else None
         if not self._detecting and named and named != self.server_model:
             self.wrong_model += 1
             raise ProviderError(f"answered by {named!r}, but this run's answers are keyed on {self.server_model!r} "
                                 "(the alias moved to another model: start a new run)", retryable=False, status=200)
+        system = data.get("system_fingerprint") if isinstance(data, dict) else None
+        if not self._detecting and self.system_fingerprint and system and system != self.system_fingerprint:
+            self.wrong_model += 1
+            raise ProviderError(f"answered with system_fingerprint {system!r}, but this run's answers are keyed on "
+                                f"{self.system_fingerprint!r} (the model moved: start a new run)", retryable=False,
+                                status=200)
 
     async def _call(self, method: str, path: str, body: dict | None, parse: Callable[[Any], Any], **kwargs) -> Any:
         def checked(data: Any) -> Any:
             self._answered_by(data)
             return parse(data)
 
+        if not self._detecting:
+            await self._recheck_if_due()
         try:
-            return await self.http.call(method, path, body, checked, definite_capability=self._detecting, **kwargs)
+            return await self.http.call(method, path, body, checked, definite_capability=self._detecting,
+                                        patient=not self._detecting, **kwargs)
         except ProviderError as exc:
             if exc.auth:
                 raise AuthError(self._auth_message(exc)) from None
             raise
-
-    def _auth_message(self, exc: ProviderError) -> str:
-        return (f"{self.spec}: the server at {public_url(self.base_url)} refused the credentials (HTTP {exc.status}); "
-                f"check ${self.options.api_key_env}")
 
     def _map(self, answer_one: Callable[[Any], Awaitable[Any]], requests: Sequence[Any]) -> list:
         """Answer a batch (at most the window's requests in flight, across batches); failures in place."""
@@ -231,8 +285,8 @@ class OpenAIBackend:
         async def one(request: Any) -> Any:
             try:
                 return await answer_one(request)
-            except AuthError:
-                raise  # the key was refused: nothing else will succeed, the run stops
+            except RunStopped:
+                raise  # the key was refused, the model moved: nothing else will be right, the run stops
             except Exception as exc:  # a request's failure is data, the batch goes on
                 return RequestFailure(error=self._redact(f"{type(exc).__name__}: {exc}"))
 
@@ -395,6 +449,7 @@ class OpenAIBackend:
     @staticmethod
     def _parse_chat(data) -> tuple[str, list[float] | None, Any]:
         choice = _choice(data)
+        _check_finish(data, choice)
         message = choice.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), str):
             raise bad_response("chat choice without message content")
@@ -405,6 +460,7 @@ class OpenAIBackend:
     @staticmethod
     def _parse_completion(data) -> tuple[str, list[float] | None, Any]:
         choice = _choice(data)
+        _check_finish(data, choice)
         if not isinstance(choice.get("text"), str):
             raise bad_response("completion choice without text")
         token_lps = (choice.get("logprobs") or {}).get("token_logprobs")
@@ -443,18 +499,25 @@ class OpenAIBackend:
             raise ValueError(f"{self.spec}: the server at {public_url(self.base_url)} does not serve "
                              f"{self.model!r}; it serves: {', '.join(listed) or 'nothing'}")
         await self._detect_generation()
+        await self._identify()
         await self._detect_scoring()
 
     async def _probe_generation(self, chat: bool) -> str:
-        """One token of generation; returns the model the server says answered."""
+        """One token of generation; returns the model the server says answered (and keeps its
+        system_fingerprint, if it gives one)."""
         body = self._body({"model": self.model}, 1, 0.0)
+
+        def answered(data: Any) -> str:
+            (self._parse_chat if chat else self._parse_completion)(data)
+            system = data.get("system_fingerprint")
+            self.system_fingerprint = str(system) if system else None
+            return str(data.get("model") or self.model)
+
         if chat:
             body["messages"] = [{"role": "user", "content": "Hi"}]
-            return await self._call("POST", "/chat/completions", body,
-                                    lambda d: (self._parse_chat(d), str(d.get("model") or self.model))[1])
+            return await self._call("POST", "/chat/completions", body, answered)
         body["prompt"] = "Hi"
-        return await self._call("POST", "/completions", body,
-                                lambda d: (self._parse_completion(d), str(d.get("model") or self.model))[1])
+        return await self._call("POST", "/completions", body, answered)
 
     async def _generation_answer(self, chat: bool) -> str | ProviderError:
         """The probe's answer, adapting the request fields a reasoning-style model rejects (400
@@ -482,18 +545,37 @@ class OpenAIBackend:
         return refusal  # still refused after dropping both fields
 
     async def _detect_generation(self) -> None:
+        """Chat or completions, from a definite answer only: the chat probe answered (chat), or
+        was refused as an endpoint the server lacks (NO_CHAT_STATUS, NO_CHAT_WORDS) and the
+        completions probe answered. Any other refusal refuses the run; the choice and the answer it
+        came from are printed (stderr) and kept in ``generation_note``."""
         forced = self.options.generate
         if forced != "auto":
             self.chat = forced == "chat"
+            self.generation_note = f"{forced} (set with --model-arg generate={forced})"
             return
         answer = await self._generation_answer(chat=True)
         if isinstance(answer, str):
             self.chat, self.server_model = True, answer
-            return
-        self.unsupported_reason["chat"] = str(answer)
-        answer = await self._generation_answer(chat=False)
-        if isinstance(answer, str):
-            self.server_model = answer
+            self.generation_note = "chat (the chat probe answered)"
+        else:
+            said = str(answer).removeprefix("POST /chat/completions: ")
+            words = said.lower()  # the server's answer, not the path it was sent to
+            definite = answer.status in NO_CHAT_STATUS or (answer.status in (400, 422) and any(
+                w in words for w in NO_CHAT_WORDS))
+            if not definite:
+                raise DetectionError(f"{self.spec}: the chat probe was refused ({said}), which does not say the server "
+                                     "has no chat endpoint: force the mode with --model-arg generate=chat or "
+                                     "generate=completions")
+            self.unsupported_reason["chat"] = str(answer)
+            completion = await self._generation_answer(chat=False)
+            if not isinstance(completion, str):
+                raise DetectionError(f"{self.spec}: neither chat ({said}) nor completions "
+                                     f"({str(completion).removeprefix('POST /completions: ')}) answered at "
+                                     f"{public_url(self.base_url)}")
+            self.server_model = completion
+            self.generation_note = f"completions (the chat probe got {said})"
+        print(f"{_public_spec(self.spec)}: generating through {self.generation_note}", file=sys.stderr)
 
     async def _detect_scoring(self) -> None:
         forced = self.options.scoring
@@ -582,8 +664,10 @@ class OpenAIBackend:
             versions["request_fields"] = f"{self.token_field}{'' if self.send_temperature else ', no temperature'}"
         # keyed on what the server says answered and where: an alias moving to a new snapshot, or
         # the same name on another server, is another model
+        # and on what answered: the system_fingerprint, or the behaviour at load (``_identify``)
+        identity = f" ({self.identity})" if self.identity else ""
         return Fingerprint(spec=_public_spec(self.spec), backend="openai-compatible",
-                           weights=f"served:{self.server_model} at {public_url(self.base_url)}",
+                           weights=f"served:{self.server_model}{identity} at {public_url(self.base_url)}",
                            dtype="server", quantization=None, device=public_url(self.base_url), versions=versions)
 
 

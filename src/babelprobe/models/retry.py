@@ -34,7 +34,7 @@ class ProviderError(Exception):
     """An error its provider has classified; ``status`` is the HTTP status when there was one."""
 
     def __init__(self, message: str, retryable: bool, retry_after: float | None = None, status: int | None = None,
-                 *, capability: bool = False):
+                 *, capability: bool = False, unreachable: bool = False):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
@@ -42,6 +42,8 @@ class ProviderError(Exception):
         # a well-formed answer without what was asked (no echo, no prompt log-probs): at
         # capability detection that is a definite "cannot", not a reason to retry
         self.capability = capability
+        # the connection was refused: nothing was sent, the server is down or restarting (``outage``)
+        self.unreachable = unreachable
 
     @property
     def error_class(self) -> ErrorClass:
@@ -52,9 +54,30 @@ class ProviderError(Exception):
     def auth(self) -> bool:
         return self.status in (401, 403)
 
+    @property
+    def outage(self) -> bool:
+        """The server is down or restarting: the connection refused, or a gateway's 502/503 (or a
+        server's 503 while it loads): worth waiting for (``RetryPolicy.patience``)."""
+        return self.unreachable or self.status in (502, 503)
 
-class AuthError(ValueError):
+
+class RunStopped(ValueError):
+    """Nothing more this run sends can be a right answer: the run stops (one line), keeping the
+    answers already cached."""
+
+
+class AuthError(RunStopped):
     """The server refused the credentials: the run stops before (or at) the first item."""
+
+
+class ModelChanged(RunStopped):
+    """The model behind the name moved mid-run (a re-check of its fingerprint disagreed); ``since``:
+    the time (``time.time()``) of the last check that agreed: answers cached after it are not
+    trusted (the runner drops them)."""
+
+    def __init__(self, message: str, since: float):
+        super().__init__(message)
+        self.since = since
 
 
 def classify(error: BaseException) -> ErrorClass:
@@ -115,6 +138,24 @@ class RetryPolicy:
     cap: float = 30.0
     max_wait: float = 300.0  # a server asking for longer is a final failure
     rng: random.Random = field(default_factory=lambda: random.Random(0))
+    # seconds a request may spend waiting in all for a server that is down or restarting
+    # (ProviderError.outage) once its max_retries are spent: a restart takes longer than a few
+    # jittered retries (issue 29 point 5); still within the run's budget
+    patience: float = 0.0
+    outage_cap: float = 8.0  # the longest one wait for a server that is down
+
+    def outage_wait(self, attempt: int, waited: float) -> float | None:
+        """Seconds to wait before trying a server that is down again (``attempt``: 0-based retries
+        so far, ``waited``: seconds already waited), or None: give up. Capped exponential back-off
+        with equal jitter (at least half of each step is waited, so that the retries add up to a
+        real duration), within the patience and the budget."""
+        if waited >= self.patience:
+            return None
+        step = min(self.outage_cap, max(self.base, 0.05) * 2**attempt)
+        wait = min(step / 2 + self.rng.uniform(0.0, step / 2), self.patience - waited)
+        if self.budget is not None and not self.budget.take():
+            return None
+        return wait
 
     def next_wait(self, error: ErrorClass, attempt: int) -> float | None:
         """Seconds to wait before trying again after failed attempt ``attempt`` (0-based), or None:
