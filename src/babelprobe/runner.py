@@ -306,7 +306,7 @@ def run_probe(probe: Probe, items: Sequence, runner: Runner) -> ProbeRun:
 def run_probes(plans: Sequence[tuple[Probe, Sequence]], runner: Runner) -> list[ProbeRun]:
     """``run_probe`` for several independent plans at once: every plan's requests go to the runner
     together, so a backend answering concurrently keeps one window of requests in flight over all
-    of them instead of draining to zero between plans (issue 29 point 3). Each plan's "requests"
+    of them instead of draining to zero between plans. Each plan's "requests"
     time is its share (by request count) of the time they took together."""
     t0 = time.perf_counter()
     per_plan = [[probe.requests(item) for item in items] for probe, items in plans]

@@ -132,7 +132,7 @@ def canonical_code(code: str) -> str:
 def _files(path: Path, langs: Iterable[str] | None) -> list[tuple[Path, str | None]]:
     """(file, language from the file name or None) for a directory or a single file. A single
     file's name is its language only when that name is a code the user asked for (--langs): a
-    file called new.csv is not Newari, all.csv not 'all' (issue 30); a directory of <lang>.parquet
+    file called new.csv is not Newari, all.csv not 'all'; a directory of <lang>.parquet
     files is the release's layout, and every file in it is named by its language."""
     if path.is_file():
         stem = path.name.split(".")[0]

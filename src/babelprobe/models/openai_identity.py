@@ -1,4 +1,4 @@
-"""What answered behind an ``openai:`` model name (issue 29 point 1): the server's
+"""What answered behind an ``openai:`` model name: the server's
 ``system_fingerprint`` where it gives one, else a behavioural fingerprint taken at load (the
 greedy answers and their log-probs to a few fixed prompts), re-checked during long runs so that
 an alias moving to another model mid-run stops the run instead of mixing two models' answers

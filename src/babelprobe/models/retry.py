@@ -140,7 +140,7 @@ class RetryPolicy:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     # seconds a request may spend waiting in all for a server that is down or restarting
     # (ProviderError.outage) once its max_retries are spent: a restart takes longer than a few
-    # jittered retries (issue 29 point 5); still within the run's budget
+    # jittered retries; still within the run's budget
     patience: float = 0.0
     outage_cap: float = 8.0  # the longest one wait for a server that is down
 

@@ -27,7 +27,7 @@ from transformers import PreTrainedTokenizerBase
 
 # A text longer than (the model's maximum length x this) characters is first tokenized by a prefix
 # of that many characters only; a prefix already over the limit refuses the text without
-# tokenizing the rest (issue 30: a 30 MB single-line stem took 300 s and 5.6 GB to be refused).
+# tokenizing the rest (a 30 MB single-line stem took 300 s and 5.6 GB to be refused).
 PREFIX_CHARS_PER_TOKEN = 16
 # tokens a prefix may gain or lose at its cut (a merge across it): a prefix must exceed the limit
 # by more than this before the whole text is refused
