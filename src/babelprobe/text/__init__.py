@@ -1,5 +1,25 @@
 """The language layer: every rule about text in a language (normalize/fold, segment, match).
 
 Families call it; it imports no family. Per-language knowledge lives in ``text/data/`` as tables
-with a source per row (docs/ARCHITECTURE.md, "The language layer").
+with a source per row (docs/ARCHITECTURE.md, "The language layer"). The names below are loaded
+lazily: importing ``babelprobe.text`` loads no table and no segmenter.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_WHERE = {
+    "fold": "normalize", "owl_direct_probe": "normalize",
+    "Token": "segment", "tokens": "segment", "words": "segment", "word_count": "segment",
+    "LanguageProfile": "languages", "profile": "languages",
+    "Evidence": "evidence", "Unsure": "evidence", "evidence_json": "evidence", "evidence_from_json": "evidence",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(f"babelprobe.text.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'babelprobe.text' has no attribute {name!r}")
