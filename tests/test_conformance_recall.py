@@ -93,3 +93,34 @@ def test_recall_records_evidence_and_flags_what_it_cannot_decide():
     assert unknown.value == 1.0 and unknown.flag and "qqq" in unknown.flag
     refused = recall_verdict("Abcd", "Abcdxyz", "qqq")
     assert refused.value == 0.0 and refused.flag and "may be a form" in refused.flag
+
+
+def test_eclektic_items_carry_evidence_and_flags_counted_per_language():
+    """Each scored item records what its gold words matched and any flag; the summary counts
+    flagged items per target language and the HTML item view shows both (issue 27, point 3)."""
+    import pandas as pd
+
+    from babelprobe.families.eclektic.analysis import summarise_eclektic
+    from babelprobe.families.eclektic.config import DEMO_ECLEKTIC
+    from babelprobe.families.eclektic.data import load_eclektic
+    from babelprobe.families.eclektic.probe import EclekticProbe
+    from babelprobe.families.eclektic.report import eclektic_sections, text_flag_lines
+    from babelprobe.models.base import GenerateResult
+    from babelprobe.text.evidence import evidence_from_json
+
+    rows = [r for r in load_eclektic(DEMO_ECLEKTIC) if r.q_id == "ru-onegin"]
+    probe = EclekticProbe()
+    records = [probe.score(r, [GenerateResult(text=r.answer + "s")]) for r in rows]
+    de = next(rec for rec in records if rec.target_language == "de")
+    assert de.recall == 1.0 and de.text_flag is None
+    assert {e.rule for e in evidence_from_json(de.evidence)} <= {"fold", "exact", "ending"}
+    assert any(e.rule == "ending" for e in evidence_from_json(de.evidence))  # Puschkins: genitive -s
+    other = next(rec for rec in records if not rec.is_source and rec.target_language != "de")
+    flagged = other.model_copy(update={"target_language": "qqq", "text_flag": "no language profile for 'qqq'"})
+    items = pd.DataFrame([r.model_dump() for r in [*records, flagged]])
+    summary = summarise_eclektic(items, resamples=10)
+    assert summary.settings[0].text_flags == {"qqq": 1}
+    assert any("1 qqq" in line for line in text_flag_lines(summary))
+    table = eclektic_sections(summary, items)[1].items
+    assert "evidence (gold word matched as)" in table.columns and "text flag" in table.columns
+    assert any(row[-1].startswith("flagged: no language profile") for row in table.rows)

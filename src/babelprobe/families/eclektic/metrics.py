@@ -11,25 +11,37 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
   found in the forms the prediction's language attaches to it, but not inside a longer name.
   Every rule, with its reason:
 
-  - Folding. NFKC (full-width letters and digits become plain ones); format characters (Unicode
-    category Cf: soft hyphen, zero-width space/joiners, bidi marks) are removed, as they are
-    invisible and split words for no reader; every decimal digit (Unicode category Nd:
-    Arabic-Indic ٣, Persian ۳, Devanagari ३, Thai ๓, Bengali, ... read with
-    ``unicodedata.decimal``) becomes its ASCII digit, so a year is the same number in any script;
-    casefold, with Turkish dotted and dotless I folded together (İ -> i, ı -> i), so IĞDIR,
-    Iğdır and ığdır are one word whatever the language's casing rule; Arabic tatweel and
-    Arabic/Hebrew vowel points and cantillation marks (optional in writing) are dropped.
+  - Folding: the language layer's fold (babelprobe.text.normalize.fold, under the target
+    language's policy in text/data/folding.tsv): NFKC (full-width letters and digits become plain
+    ones); format characters (Unicode category Cf: soft hyphen, zero-width space/joiners, bidi
+    marks) are removed, as they are invisible and split words for no reader; every decimal digit
+    (Unicode category Nd: Arabic-Indic ٣, Persian ۳, Devanagari ३, Thai ๓, Bengali, ...) becomes
+    its ASCII digit, so a year is the same number in any script; casefold, with Turkish dotted
+    and dotless I folded together here (İ -> i, ı -> i), so IĞDIR, Iğdır and ığdır are one word
+    whatever the language's casing rule; Arabic tatweel and Arabic/Hebrew vowel points and
+    cantillation marks (optional in writing) are dropped.
+  - Numbers (babelprobe.text.numbers, each rule with its reason there): a number is compared in
+    one canonical form however it is written: digit groups set apart by no-break, thin or narrow
+    spaces (1 000 000) or by the language's CLDR group mark (German 1.000, English 1,000, Indian
+    1,00,000) are one number; the language's decimal mark is a point (3,5 = 3.5 in German); en
+    dash, minus sign and the other dashes are a hyphen (1990–1995 = 1990-1995, −40 = -40); a
+    currency or percent sign with or without a space (5 € = 5€ = €5, % 5 = 5%); decades with or
+    without the apostrophe (1980's = 1980s); digits written against Han, kana or Hangul are read
+    apart (1,000人 = 1000人). An upper-case Roman numeral of the gold answer is also found as its
+    value (Louis XIV in "Louis 14"), and a gold number as a prediction's upper-case Roman numeral
+    of two or more letters.
+  - Abbreviations with full stops are the letters (U.S. = US, D.C. = DC).
   - Whole tokens. A whitespace token that carries a number with a sign or an inner separator
     (dates 1945-05-12, scores 2:1, decimals 3.5, times 10:30, signed -40, 5%) or a symbol
     (C++, C#, AT&T, $5) is one unit, in the gold answer and in the prediction alike, and is found
     only as the same whole token (followed at most by an ending the rules below allow, C++는):
     read as loose words, 1945-05-12 would match 1945-12-05, 2:1 would match 1:2, -40 would match
     40 and C would match C++. Outer punctuation (quotes, brackets, a final full stop) is not part
-    of the token; a Hebrew proclitic joined by a hyphen (ב-1945) and an ending after an apostrophe
-    (AT&T's, Turkish 1990'larda) are split off as words. A
-    plain gold number (1945) is therefore not found inside a date (1945-05-12) or a signed number
-    (-1945): a different answer. Thousands separators are not interpreted (1,000 is not 1000:
-    the comma is a decimal mark in half the languages).
+    of the token; a Hebrew proclitic joined by a hyphen or maqaf (ב-1945) and an ending after an
+    apostrophe (AT&T's, Turkish 1990'larda) are split off as words; an elided article or
+    preposition (French l'Italie, d'Italie, Italian dell'Italia, Catalan l') is not a word of the
+    answer. A plain gold number (1945) is therefore not found inside a date (1945-05-12) or a
+    signed number (-1945): a different answer.
   - Everything else: punctuation and symbols become spaces. The gold answer is cut into units by
     script (babelprobe.languages.script_runs) and each unit is looked for by the rule its
     script allows:
@@ -44,29 +56,44 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
       segmenter (Lao, Khmer, ...) fall back to characters, which makes this a substring test;
       the fallback is recorded as a run warning.
     - spaced scripts: a gold word matches a prediction word that equals it or that starts with
-      it and goes on with an attached ending of letters:
+      it and goes on with an attached ending, by the language's table of glued forms
+      (babelprobe.text.affixes, text/data/affixes/<code>.tsv, each row citing its grammar):
 
       - an ending in Hangul is read as Korean particles and copula forms, up to three (서울 in
         서울입니다, 서울에서는; not 서울대학교), whatever the script of the word before it, so a
         Latin or numeric answer takes them too (BTS입니다, 1945년에: after a number, one counter
         word such as 년, 월, 일, 명 may come first); the particle list includes 으로서/로서,
-        으로써/로써, 이지만/지만 and the other closed-class forms listed in KOREAN_PARTICLES;
+        으로써/로써, 이지만/지만 and the other closed-class forms of text/data/affixes/ko.tsv;
+      - listed clitics and particles, up to three: Indonesian and Malay -lah, -kah, -tah, -pun,
+        -nya, -ku, -mu (Jakartalah, bukunyalah), the Tagalog linker -ng, Italian and Spanish
+        enclitics (decírselo);
       - a one-letter word and a Roman numeral (I, V, XV, XVI, ...) take no other ending: World
         War I is not World War II, Louis XV is not Louis XVI, A is not AB;
-      - in agglutinative Finnish, Estonian, Hungarian and Turkish up to 4 letters (Pariisissa);
-        elsewhere up to 2 letters (German genitive Meisters, plural -s/-es).
+      - any other ending of letters up to the length the language profile's ``suffixing`` gives
+        (text/data/languages.tsv): none for isolating languages (Vietnamese, Yoruba), 2 letters
+        for short endings (German genitive Meisters, plural -s/-es), 3 for long case endings
+        (Polish Tomaszowi), 4 in agglutinative Finnish, Estonian, Hungarian, Turkish, ...
+        (Pariisissa); combining marks are not counted as letters;
+      - in declining languages, a word whose final letters a case ending replaces, by the
+        table's ``final`` rows (Russian Москва in Москве, Lithuanian Petras in Petro, Greek
+        Γιάννης in Γιάννη, Czech Pavel in Pavlovi).
 
-      Hebrew and Arabic words may also carry proclitics before it (Hebrew ו ה ב כ ל מ ש, up to
-      three; Arabic و/ف + ب/ك/ل + ال, and لل for ل + ال). Hebrew drops the article ה after
-      ב, כ, ל (ב + הכנסת is written בכנסת), so a gold word starting with ה is also found without
-      it after one of those. A different name sharing a prefix, 3 or more letters longer, does
-      not match (Meisterson is not Meister, Parisian is not Paris); names differing by 1-2
-      appended letters (Carl/Carla) are the rule's accepted error. Stem changes (Russian
-      Москва -> Москве, Finnish consonant gradation Helsinki -> Helsingissä) are not matched.
+      Hebrew and Arabic words (and numbers: ב1948) may also carry proclitics before it (Hebrew
+      ו ה ב כ ל מ ש, up to three; Arabic و/ف + ب/ك/ل + ال, and لل for ل + ال). Hebrew drops the
+      article ה after ב, כ, ל (ב + הכנסת is written בכנסת), so a gold word starting with ה is
+      also found without it after one of those. A different name sharing a prefix, longer than
+      the language's ending, does not match (Meisterson is not Meister, Parisian is not Paris);
+      names differing by a short ending (Carl/Carla) are the rule's accepted error.
     - Korean names are written with or without a space between their parts (세종 대왕,
       세종대왕): consecutive Hangul words of the gold answer are also looked for joined, against
       the prediction's consecutive Hangul words joined (세종 대왕 in 세종대왕은, 세종대왕 in
       세종 대왕은); found so, every word of that stretch counts.
+
+Every verdict records its evidence (``recall_verdict``: per gold word found, the rule that found
+it: exact, fold, number, whole, affix, ending, stem, proclitic, article, ideograph, katakana,
+segment, spacing; the predicted form and the table row's source) and a flag where the layer could
+not decide: a target language with no profile in text/data/languages.tsv, whose glued forms are
+then read by the generic 2-letter rule. ECLeKTiC items keep both (``evidence``, ``text_flag``).
 """
 
 from __future__ import annotations
