@@ -13,7 +13,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "babelprobe"
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: list[list[str]] = [
-    ["versions", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
+    # text: the language layer (babelprobe.text), generic, below data/, analysis/ and the families
+    ["versions", "text", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "analysis",
      "models.base"],
     ["models", "store", "config"],
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],
@@ -79,6 +80,15 @@ def upward_imports() -> list[str]:
 
 def test_no_import_points_up_a_layer():
     assert upward_imports() == []
+
+
+def test_the_language_layer_imports_only_the_lowest_layer():
+    """babelprobe.text is called by every family and by data/: it imports nothing above itself
+    (no data/, models, analysis, report, family)."""
+    allowed = {"text", "languages", "segmenters", "versions"}
+    bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted((SRC / "text").rglob("*.py"))
+           for line, target in imports(path) if target.split(".")[0] not in allowed]
+    assert bad == []
 
 
 def test_generic_modules_do_not_import_a_family_folder():

@@ -1,146 +1,21 @@
-"""Language utilities: writing systems from Unicode script properties, and which scripts use no
-spaces between words.
+"""Language codes: names, validity, one normalised code per language (langcodes, offline).
 
-One rule for every family: a character's script is its Unicode ``Script`` property (read with the
-``regex`` module's ``\\p{Script=…}``, never from character names or code-point ranges); letters
-and marks shared by several scripts (``Script=Common``/``Inherited``: the Japanese prolonged
-sound mark ー, combining accents) take their ``Script_Extensions``. Texts are split into units by
-:func:`text_units`: whitespace words in spaced scripts, and words found by a dictionary
-segmenter in scripts written without spaces (Thai, Japanese, Chinese: babelprobe.text.dictionary;
-other unspaced scripts, or a segmenter not installed: one grapheme cluster per unit, with a
-recorded warning). Hangul is spaced: Korean puts spaces between words (eojeol), with particles
-attached to the word before them.
-
-Scripts are read from the text itself, so a Serbian file written in Latin letters is counted as
-Latin; :func:`language_script` gives the usual script of a language code (CLDR likely subtags)
-where the language, not the text, should decide.
+The text rules that lived here moved to the language layer, babelprobe.text, and are re-exported
+under their old names: scripts (``char_script``, ``detect_script``, ``language_script``,
+``SCRIPTS``, ``UNSPACED_SCRIPTS``: text/scripts.py) and units (``text_units``, ``unit_spans``,
+``script_runs``, ``join_units``, ``joins_without_space``: text/units.py).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from functools import lru_cache
-
-import regex
 
 from babelprobe.text.scripts import (  # noqa: F401  (moved to the language layer; re-exported)
     _COMBINED, _SHARED, SCRIPTS, UNSPACED_SCRIPTS, char_script, detect_script, is_unspaced, language_script,
 )
-
-def joins_without_space(text_before: str) -> bool:
-    """True when the next word follows ``text_before`` with no space: it already ends in
-    whitespace, or its last letter (punctuation skipped) is of a script written without spaces."""
-    if not text_before or text_before[-1].isspace():
-        return True
-    for ch in reversed(text_before):
-        category = unicodedata.category(ch)[0]
-        if category in "LM":
-            script = char_script(ch)
-            if category == "M" and script not in UNSPACED_SCRIPTS and _SHARED.match(ch):
-                continue  # a combining accent: its base letter decides
-            return script in UNSPACED_SCRIPTS
-        if category != "P":
-            return False
-    return False
-
-
-def _runs(chunk: str, context: str, language: str | None) -> list[str]:
-    """Units of one whitespace-free chunk: the words of each stretch of an unspaced script (cut by
-    its language's segmenter, babelprobe.text.dictionary), maximal runs of everything else together.
-    ``context`` (the whole text) tells Japanese Han from Chinese (kana anywhere in it)."""
-    from babelprobe.text.dictionary import run_language, segment_run
-
-    units: list[str] = []
-    spaced_run = ""
-    run, run_key = "", None  # a stretch of unspaced clusters one segmenter cuts
-
-    def flush_run() -> None:
-        nonlocal run, run_key
-        if run:
-            language, script = run_key
-            start = 0
-            for end in segment_run(run, language, script):
-                units.append(run[start:end])
-                start = end
-        run, run_key = "", None
-
-    for cluster in regex.findall(r"\X", chunk):
-        if is_unspaced(cluster[0]):
-            if spaced_run:
-                units.append(spaced_run)
-                spaced_run = ""
-            script = char_script(cluster[0])
-            key = (run_language(script, context, language), script)
-            if run and (key[0] != run_key[0] or key[0] is None and key[1] != run_key[1]):
-                flush_run()
-            run, run_key = run + cluster, run_key or key
-        else:
-            flush_run()
-            spaced_run += cluster
-    flush_run()
-    if spaced_run:
-        units.append(spaced_run)
-    return units
-
-
-def unit_spans(text: str, language: str | None = None) -> list[tuple[int, int]]:
-    """(start, end) of each unit of ``text`` (see :func:`text_units`)."""
-    spans = []
-    for chunk in regex.finditer(r"\S+", text):
-        if not any(map(is_unspaced, chunk.group())):
-            spans.append(chunk.span())
-            continue
-        start = chunk.start()
-        for unit in _runs(chunk.group(), text, language):
-            spans.append((start, start + len(unit)))
-            start += len(unit)
-    return spans
-
-
-def text_units(text: str, language: str | None = None) -> list[str]:
-    """The script's units of ``text``: whitespace-separated words in spaced scripts (exactly
-    ``text.split()`` for a text with no unspaced letter), and words in scripts written without
-    spaces, cut by a dictionary segmenter ('吾輩は猫である' -> ['吾輩', 'は', '猫', 'で', 'ある'];
-    Thai by pythainlp, Chinese by jieba; babelprobe.text.dictionary); a Latin word or punctuation
-    inside such text stays one unit. ``language`` (a code) settles Han text without kana that is
-    Japanese; by default Han is Japanese only in a text with kana."""
-    return [text[a:b] for a, b in unit_spans(text, language)]
-
-
-def script_runs(text: str) -> list[tuple[str | None, str]]:
-    """Units of ``text`` with consecutive units of one unspaced script merged into a run, each
-    labelled with its script ('トビアスです' -> [('Katakana', 'トビアス'), ('Hiragana', 'です')]);
-    spaced words are labelled None. A letter shared by several scripts (ー) continues the run
-    before it."""
-    runs: list[tuple[str | None, str]] = []
-    runs_end = -1  # where the last run ends: runs join only across no whitespace
-    for start, end in unit_spans(text):
-        unit = text[start:end]
-        script = char_script(unit[0]) if is_unspaced(unit[0]) else None
-        previous = runs[-1] if runs else None
-        joined = previous is not None and previous[0] is not None and runs_end == start
-        if joined and script is not None and (script == previous[0] or _SHARED.match(unit[0])):
-            runs[-1] = (previous[0], previous[1] + unit)
-        else:
-            runs.append((script, unit))
-        runs_end = end
-    return runs
-
-
-def join_units(units: list[str]) -> str:
-    """Units back into text: a space between two units unless one side is of a script written
-    without spaces or full-width punctuation (for spaced texts this is ``" ".join(units)``)."""
-    out = ""
-    for unit in units:
-        if out and not _joins_tight(out[-1]) and not _joins_tight(unit[0]):
-            out += " "
-        out += unit
-    return out
-
-
-def _joins_tight(ch: str) -> bool:
-    """A letter of an unspaced script, or full-width punctuation (，。：), which takes no space."""
-    return is_unspaced(ch) or (unicodedata.category(ch)[0] == "P" and unicodedata.east_asian_width(ch) in "WF")
+from babelprobe.text.units import (  # noqa: F401  (moved to the language layer; re-exported)
+    join_units, joins_without_space, script_runs, text_units, unit_spans,
+)
 
 
 def language_name(code: str) -> str:

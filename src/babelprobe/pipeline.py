@@ -202,7 +202,7 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     them to tell a half-finished run's progress)."""
     family = get_family(config.probe)
     t_start = time.perf_counter()
-    from babelprobe.segmenters import start_run
+    from babelprobe.text.dictionary import start_run
 
     start_run()  # a script cut into characters is said once per run, in its manifest
     items = load_items(family, config)  # validates before anything is written or loaded

@@ -99,7 +99,7 @@ def file_stamp(path: Path) -> dict[str, Any]:
 
 
 def new_manifest(**fields: Any) -> Manifest:
-    from babelprobe.segmenters import recorded_warnings
+    from babelprobe.text.dictionary import recorded_warnings
 
     fields.setdefault("warnings", recorded_warnings())
     # credentials in a --base-url (user-info, api_key=...) never reach the manifest (redaction.py)

@@ -157,22 +157,36 @@ def mask_and_shuffle(text: str, names: Iterable[str], seed: int, key: str, langu
     return shuffle_words(mask_names(text, names, language), seed, key, language or None)
 
 
-def shuffle_units(text: str, seed: int, key: str) -> str:
+class ControlNotPossible(ValueError):
+    """A text with fewer than two distinct words has no shuffled control that differs from it."""
+
+
+def shuffle_units(text: str, seed: int, key: str, language: str | None = None) -> str:
     """A control text the model cannot have memorized verbatim: the text's words in a seeded
-    random order, by the script's units. Whitespace-separated words where the text has at least
-    two; otherwise (Thai, Japanese, Chinese, ... written without spaces) its words from the
-    language's segmenter (languages.text_units; characters where a script has none). Leading and
+    random order. Words are the language layer's units (babelprobe.text.units.text_units):
+    whitespace words in spaced scripts (then exactly a shuffle of ``text.split()`` joined by
+    spaces), and dictionary words inside every stretch of a script written without spaces, also
+    where such a text has spaces between phrases (Thai; Japanese or Chinese with an ideographic
+    space or a Latin word): phrases are not words, and shuffling two of them gives the original
+    back on half the seeds. The control always differs from the text: a shuffle that gives the
+    text back is drawn again (same generator); a text with fewer than two distinct words raises
+    :class:`ControlNotPossible` (the caller records it), never a silent copy. Leading and
     trailing whitespace stays where it was, so the shuffled text joins its context as the
     original did. ``seed`` and ``key`` fix the order (reruns and subsets shuffle alike)."""
     core = text.strip()
     lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
-    words = core.split()
+    units = text_units(core, language)
+    if len(set(units)) < 2:
+        raise ControlNotPossible(f"fewer than 2 distinct words ({len(units)} word(s): {core[:40]!r}): "
+                                 "no shuffle of it differs from it")
     rng = random.Random(f"{seed}/{key}")
-    if len(words) >= 2:
-        rng.shuffle(words)
-        return lead + " ".join(words) + trail
-    units = text_units(core)
-    if len(units) < 2:
-        units = list(core)  # one word: its characters, so the control still differs from the text
-    rng.shuffle(units)
-    return lead + "".join(units) + trail
+    in_order, original = list(units), join_units(units)
+    for _ in range(64):  # with two distinct words, each draw gives the text back with p <= 1/2
+        rng.shuffle(units)
+        shuffled = join_units(units)
+        if shuffled != original:
+            return lead + shuffled + trail
+    units = in_order  # never reached in practice: swap the first two neighbours that differ
+    first = next(i for i in range(len(units) - 1) if units[i] != units[i + 1])
+    units[first], units[first + 1] = units[first + 1], units[first]
+    return lead + join_units(units) + trail

@@ -11,7 +11,9 @@ from importlib import import_module
 from typing import Any
 
 _WHERE = {
-    "fold": "normalize", "owl_direct_probe": "normalize",
+    "fold": "normalize", "owl_direct_probe": "normalize", "policy": "normalize", "POLICIES": "normalize",
+    "script_tokens": "tokenize", "rouge_l": "tokenize", "rouge_l_text": "tokenize", "lcs_length": "tokenize",
+    "segmentation_flag": "segment",
     "Token": "segment", "tokens": "segment", "words": "segment", "word_count": "segment",
     "LanguageProfile": "languages", "profile": "languages",
     "Evidence": "evidence", "Unsure": "evidence", "evidence_json": "evidence", "evidence_from_json": "evidence",

@@ -10,7 +10,12 @@ offline segmenter with a bundled dictionary:
 - Japanese: MeCab through fugashi with the unidic-lite dictionary (the lighter of the two
   offline analysers with a bundled dictionary: ~50 MB against sudachidict-core's ~77 MB);
 - Chinese: jieba (its bundled dictionary, accurate mode, no HMM for unknown words, so a run is
-  cut the same way whatever the corpus).
+  cut the same way whatever the corpus);
+- Lao, Khmer, Burmese: ICU's dictionary-based word break iterator (PyICU over the system's ICU;
+  ICU ships word dictionaries for these scripts, and no maintained pure-Python segmenter with
+  a bundled dictionary exists for them).
+
+Each segmenter is imported the first time a text of its language is cut, never at import.
 
 A run of Han characters is Japanese when its text contains kana, else Chinese (a caller that
 knows the language passes it). Scripts with no segmenter here (Lao, Khmer, Myanmar, Tibetan, ...)
@@ -30,8 +35,10 @@ from typing import Callable
 import regex
 
 # script of a run (Unicode Script property value) -> language whose segmenter cuts it
-SCRIPT_LANGUAGE = {"Thai": "th", "Hiragana": "ja", "Katakana": "ja", "Han": "zh", "Bopomofo": "zh"}
-PACKAGES = {"th": "pythainlp", "ja": "fugashi + unidic-lite", "zh": "jieba"}
+SCRIPT_LANGUAGE = {"Thai": "th", "Hiragana": "ja", "Katakana": "ja", "Han": "zh", "Bopomofo": "zh",
+                   "Lao": "lo", "Khmer": "km", "Myanmar": "my"}
+PACKAGES = {"th": "pythainlp", "ja": "fugashi + unidic-lite", "zh": "jieba", "lo": "PyICU", "km": "PyICU",
+            "my": "PyICU"}
 
 _RECORDED: dict[str, str] = {}  # language or script -> the warning given for it
 
@@ -70,7 +77,30 @@ def _chinese() -> Segmenter:
     return Segmenter("zh", "jieba", lambda text: jieba.lcut(text, cut_all=False, HMM=False))
 
 
-_FACTORIES: dict[str, Callable[[], Segmenter]] = {"th": _thai, "ja": _japanese, "zh": _chinese}
+def _icu(language: str) -> Segmenter:
+    import icu
+
+    locale = icu.Locale(language)
+
+    def cut(text: str) -> list[str]:
+        iterator = icu.BreakIterator.createWordInstance(locale)  # one per call: not thread-safe
+        iterator.setText(text)
+        at_utf16: dict[int, int] = {}  # ICU counts UTF-16 code units; Python counts code points
+        units = 0
+        for index, ch in enumerate(text):
+            at_utf16[units] = index
+            units += 2 if ord(ch) > 0xFFFF else 1
+        at_utf16[units] = len(text)
+        bounds = [0] + [at_utf16[b] for b in iterator]
+        return [text[a:b] for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+
+    return Segmenter(language, "ICU dictionary word break (PyICU)", cut)
+
+
+_FACTORIES: dict[str, Callable[[], Segmenter]] = {
+    "th": _thai, "ja": _japanese, "zh": _chinese,
+    "lo": lambda: _icu("lo"), "km": lambda: _icu("km"), "my": lambda: _icu("my"),
+}
 
 
 @lru_cache(maxsize=None)

@@ -13,11 +13,11 @@ change the stem, ``agglutinative`` for suffix chains) and which dictionary segme
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Literal
+
+from babelprobe.text.tables import table_rows
 
 Suffixing = Literal["none", "short", "long", "agglutinative"]
 _SUFFIXING = ("none", "short", "long", "agglutinative")
@@ -41,18 +41,8 @@ def profiles() -> dict[str, LanguageProfile]:
     its line and field."""
     from babelprobe.text.scripts import SCRIPTS
 
-    text = resources.files("babelprobe.text").joinpath("data/languages.tsv").read_text(encoding="utf-8")
-    rows = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = next(rows)
-    if header != _COLUMNS:
-        raise ValueError(f"text/data/languages.tsv: header must be {_COLUMNS}, got {header}")
     table: dict[str, LanguageProfile] = {}
-    for line, row in enumerate(rows, start=2):
-        where = f"text/data/languages.tsv:{line}"
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(_COLUMNS):
-            raise ValueError(f"{where}: {len(row)} fields, expected {len(_COLUMNS)}")
+    for where, row in table_rows("languages.tsv", _COLUMNS):
         code, name, script, spaced, suffixing, segmenter, source = row
         if script not in SCRIPTS.values():
             raise ValueError(f"{where}: field 'script' is {script!r}, not a Unicode script name of text/scripts.py")
@@ -60,8 +50,6 @@ def profiles() -> dict[str, LanguageProfile]:
             raise ValueError(f"{where}: field 'spaced' is {spaced!r}, expected yes or no")
         if suffixing not in _SUFFIXING:
             raise ValueError(f"{where}: field 'suffixing' is {suffixing!r}, expected one of {_SUFFIXING}")
-        if not source.strip():
-            raise ValueError(f"{where}: field 'source' is empty")
         if code in table:
             raise ValueError(f"{where}: language {code!r} has two rows")
         table[code] = LanguageProfile(code, script, spaced == "yes", suffixing, source, name, segmenter or None)

@@ -16,20 +16,20 @@
 
 Callers fold tokens, not whole texts, when they need spans: folding changes lengths.
 
-Other named policies of the layer: :func:`owl_direct_probe` (OWL's authors' rule, unidecode +
-lower case, kept exactly for the reference labels).
+The layer's named normalizations are in :data:`POLICIES`: ``fold``; ``owl-direct-probe`` (OWL's
+authors' rule, unidecode + lower case, kept exactly for the reference labels); ``script-tokens``
+(the overlap metrics' tokens, babelprobe.text.tokenize).
 """
 
 from __future__ import annotations
 
-import csv
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from typing import Literal
+from typing import Callable, Literal
 
 from babelprobe.text.scripts import char_script
+from babelprobe.text.tables import table_rows
 
 FoldWhat = Literal["case", "letter", "mark", "remove", "separator"]
 
@@ -41,11 +41,10 @@ class FoldRule:
     script: str
     languages: frozenset[str]  # empty: every language written in the script
     what: FoldWhat
-    sources: tuple[str, ...]  # characters or sequences folded
-    target: str  # what they become ('' = removed)
+    pairs: tuple[tuple[str, str], ...]  # (folded character or sequence, what it becomes; '' = removed)
     why: str
     source: str
-    line: int
+    where: str  # text/data/folding.tsv:<line>
 
 
 def _cell_text(cell: str, where: str) -> str:
@@ -62,30 +61,20 @@ def _cell_text(cell: str, where: str) -> str:
 @lru_cache(maxsize=1)
 def fold_rules() -> tuple[FoldRule, ...]:
     """The rows of text/data/folding.tsv, in file order (read once)."""
-    text = resources.files("babelprobe.text").joinpath("data/folding.tsv").read_text(encoding="utf-8")
-    rows = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = next(rows)
-    expected = ["script", "languages", "what", "from", "to", "why", "source"]
-    if header != expected:
-        raise ValueError(f"text/data/folding.tsv: header must be {expected}, got {header}")
     rules = []
-    for line, row in enumerate(rows, start=2):
-        where = f"text/data/folding.tsv:{line}"
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(expected):
-            raise ValueError(f"{where}: {len(row)} fields, expected {len(expected)}")
+    for where, row in table_rows("folding.tsv", ["script", "languages", "what", "from", "to", "why", "source"]):
         script, languages, what, sources, target, why, source = row
         if what not in ("case", "letter", "mark", "remove", "separator"):
             raise ValueError(f"{where}: field 'what' is {what!r}, expected case/letter/mark/remove/separator")
-        if not source.strip():
-            raise ValueError(f"{where}: field 'source' is empty")
-        items = tuple(_cell_text(item, where) for item in sources.split())
+        items = [_cell_text(item, where) for item in sources.split()]
         targets = [_cell_text(item, where) for item in target.split()]
-        if what == "case" and len(targets) != len(items):
-            raise ValueError(f"{where}: a case row maps each 'from' to one 'to'")
-        rules.append(FoldRule(script, frozenset(languages.split()), what, items,
-                              " ".join(targets) if what == "case" else "".join(targets), why, source, line))
+        if len(targets) > 1 and len(targets) != len(items):
+            raise ValueError(f"{where}: field 'to' has {len(targets)} items for {len(items)} in 'from' "
+                             "(give one for all, or one each)")
+        if what in ("mark", "remove") and targets:
+            raise ValueError(f"{where}: a {what} row removes; its 'to' must be empty")
+        each = targets if len(targets) > 1 else [targets[0] if targets else ""] * len(items)
+        rules.append(FoldRule(script, frozenset(languages.split()), what, tuple(zip(items, each)), why, source, where))
     return tuple(rules)
 
 
@@ -103,14 +92,22 @@ def _policy(language: str | None) -> tuple[dict[str, str], dict[str, frozenset[s
         if rule.languages and language not in rule.languages:
             continue
         if rule.what == "case":
-            casing.update(zip(rule.sources, rule.target.split()))
+            casing.update(rule.pairs)
         elif rule.what == "mark":
-            marks.setdefault(rule.script, set()).update(rule.sources)
+            marks.setdefault(rule.script, set()).update(item for item, _ in rule.pairs)
         else:
-            replacements += [(item, rule.target) for item in rule.sources]
+            replacements += rule.pairs
     # longer sequences first, so 'l·l' folds before the middle dot alone
     replacements.sort(key=lambda pair: -len(pair[0]))
     return casing, {script: frozenset(found) for script, found in marks.items()}, tuple(replacements)
+
+
+@lru_cache(maxsize=256)
+def _before_nfkc(language: str | None) -> tuple[tuple[str, str], ...]:
+    """The replacements of characters that NFKC would change first (＝ -> '=', ･ -> ・, ´ ->
+    space + accent): a row names the character as written, so it is applied before NFKC."""
+    return tuple((item, target) for item, target in _policy(language)[2]
+                 if unicodedata.normalize("NFKC", item) != item)
 
 
 def _drop_marks(text: str, marks: dict[str, frozenset[str]]) -> str:
@@ -135,6 +132,9 @@ def fold(text: str, language: str | None = None) -> str:
     Runs of whitespace become one space; ends are stripped."""
     language = _base_language(language)
     casing, marks, replacements = _policy(language)
+    for item, target in _before_nfkc(language):
+        if item in text:
+            text = text.replace(item, target)
     text = unicodedata.normalize("NFKC", text)
     chars = []
     for ch in text:
@@ -153,10 +153,35 @@ def fold(text: str, language: str | None = None) -> str:
     return " ".join(text.split())
 
 
-def owl_direct_probe(text: str) -> str:
-    """OWL's authors' normalisation for the direct probe (unidecode, then lower case; OWL §2,
-    the released evaluation code): a named compatibility policy, kept exactly so the reference
-    labels stay equal. It transliterates every script to ASCII, so it is no rule for new work."""
+def owl_direct_probe(text: str, language: str | None = None) -> str:
+    """OWL's authors' normalisation for the direct probe (unidecode, lower case, whitespace runs
+    collapsed; OWL §2, the released evaluation code): a named compatibility policy, kept exactly
+    so the reference labels stay equal. It transliterates every script to ASCII, so it is no rule
+    for new work (``language`` is ignored)."""
     from unidecode import unidecode
 
-    return unidecode(text).lower()
+    return " ".join(unidecode(text).lower().split())
+
+
+def script_tokens_text(text: str, language: str | None = None) -> str:
+    """The overlap metrics' tokens (babelprobe.text.tokenize.script_tokens) joined by spaces."""
+    from babelprobe.text.tokenize import script_tokens
+
+    return " ".join(script_tokens(text))
+
+
+# The layer's named normalizations (one place, as sacrebleu's tokenizer registry): each takes a
+# text and a language code (or None) and gives a string.
+POLICIES: dict[str, Callable[[str, str | None], str]] = {
+    "fold": fold,  # matching: names, recall, yes/no
+    "owl-direct-probe": owl_direct_probe,  # OWL's authors' rule (compat)
+    "script-tokens": script_tokens_text,  # OWL BLEU/ROUGE-L, memorization RM on words
+}
+
+
+def policy(name: str) -> Callable[[str, str | None], str]:
+    """A named normalization of :data:`POLICIES`; an unknown name is an error listing them."""
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown text policy {name!r}: {', '.join(sorted(POLICIES))}") from None

@@ -7,16 +7,18 @@
   (``東京ドーム``'s Han and Katakana are one dictionary run, see below), and digits against the
   letters of a script that does not write numbers inside words (``2001년에는`` -> ``2001 | 년에는``,
   ``ב1948`` -> ``ב | 1948``; Latin, Greek, Cyrillic, Armenian and Georgian keep ``3rd``, ``2ος``);
-- cuts each stretch of a script written without spaces (Thai, Japanese, Chinese) with that
-  language's dictionary segmenter (text/dictionary.py: pythainlp, fugashi + unidic-lite, jieba,
-  each imported only when a text of its language is cut); a script with no segmenter installed
+- cuts each stretch of a script written without spaces (Thai, Japanese, Chinese, Lao, Khmer,
+  Burmese) with that language's dictionary segmenter (text/dictionary.py: pythainlp, fugashi +
+  unidic-lite, jieba, ICU; each imported only when a text of its language is cut); a script with no segmenter installed
   is cut into grapheme clusters and a ``SegmenterMissing`` warning says so;
 - drops whitespace; every other token has a kind: ``word`` (it has a letter or mark), ``number``
   (digits, with the separators UAX #29 keeps inside numbers: ``3.14``, ``1,000``), ``punct``
   (only punctuation) or ``symbol`` (currency signs, emoji, ...).
 
-:func:`words` (the texts of word and number tokens) is what a "word" is everywhere in babelprobe:
-word counts (OWL's prefix probe), shuffles (controls), and recall tokens.
+:func:`words` (the texts of word and number tokens) is what matching compares (recall tokens,
+name forms). :func:`word_count` counts *written* words (text/units.py: whitespace words that
+hold a letter or digit, dictionary words in unspaced scripts), as a reader counts "more than N
+words": a hyphenated or apostrophised word is one there. Shuffles and splits use the same units.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ TokenKind = Literal["word", "number", "punct", "symbol"]
 DIGITS_IN_WORDS = frozenset({"Latin", "Greek", "Cyrillic", "Armenian", "Georgian"})
 
 _BOUNDARY = regex.compile(r"(?wV1)\b")
+_KANA = regex.compile(r"[\p{Script=Hiragana}\p{Script=Katakana}]")
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,13 @@ class Token:
     kind: TokenKind
 
 
+_SCRIPT_SYMBOL = regex.compile(r"[\p{S}--[\p{Script=Common}\p{Script=Inherited}]]", regex.V1)
+
+
 def _kind(text: str) -> TokenKind:
     categories = {unicodedata.category(ch)[0] for ch in text}
-    if categories & {"L", "M"}:
-        return "word"
+    if categories & {"L", "M"} or _SCRIPT_SYMBOL.search(text):
+        return "word"  # a symbol of one script is a word there (Sindhi ۾ 'in', U+06FE)
     if "N" in categories:
         return "number"
     if categories <= {"P", "Z"}:
@@ -77,24 +83,26 @@ def _class_of(ch: str) -> str | None:
     if category == "Nd":
         return "digit"
     if category[0] == "L":
-        return char_script(ch) or "other"
+        return char_script(ch)  # None for a letter of no one script (the okina ʻ, ª): it joins
     return None
 
 
-def _script_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Split one UAX #29 word where its script changes."""
-    pieces = []
-    piece_start, last = start, None
-    for at in range(start, end):
-        now = _class_of(text[at])
-        if now is None:
-            continue
-        if last is not None and now != last and not _joins(last, now):
-            pieces.append((piece_start, at))
-            piece_start = at
-        last = now
-    pieces.append((piece_start, end))
-    return pieces
+@lru_cache(maxsize=65536)
+def _pieces(segment: str) -> tuple[tuple[int, int, TokenKind, str | None], ...]:
+    """One UAX #29 word split where its script changes: (start, end, kind, unspaced script or
+    None) of each piece (cached per distinct segment: words recur)."""
+    bounds = [0]
+    if not segment.isascii():  # ASCII: Latin letters and digits join, nothing to split
+        last = None
+        for at, ch in enumerate(segment):
+            now = _class_of(ch)
+            if now is None:
+                continue
+            if last is not None and now != last and not _joins(last, now):
+                bounds.append(at)
+            last = now
+    bounds.append(len(segment))
+    return tuple((a, b, _kind(segment[a:b]), _unspaced_script(segment[a:b])) for a, b in zip(bounds, bounds[1:]))
 
 
 def _joins(one: str, other: str) -> bool:
@@ -113,13 +121,14 @@ def _unspaced_script(text: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=2048)
 def _tokens(text: str, language: str | None) -> tuple[Token, ...]:
     from babelprobe.text.dictionary import run_language, segment_run
 
     out: list[Token] = []
     run_start = run_end = -1
     run_key: tuple[str | None, str] | None = None
+    context: str | None = None
 
     def flush() -> None:
         nonlocal run_key
@@ -133,14 +142,15 @@ def _tokens(text: str, language: str | None) -> tuple[Token, ...]:
         run_key = None
 
     for span_start, span_end in _uax29_spans(text):
-        for start, end in _script_pieces(text, span_start, span_end):
-            piece = text[start:end]
-            script = _unspaced_script(piece)
+        for a, b, kind, script in _pieces(text[span_start:span_end]):
+            start, end = span_start + a, span_start + b
             if script is None:
                 flush()
-                out.append(Token(start, end, piece, _kind(piece)))
+                out.append(Token(start, end, text[start:end], kind))
                 continue
-            key = (run_language(script, text, language), script)
+            if context is None:  # Han is Japanese in a text with kana: look once, not per piece
+                context = "ア" if _KANA.search(text) else ""
+            key = (run_language(script, context, language), script)
             joined = run_key is not None and start == run_end and (
                 key[0] == run_key[0] and (key[0] is not None or key[1] == run_key[1]))
             if not joined:
@@ -163,9 +173,35 @@ def words(text: str, language: str | None = None) -> list[str]:
 
 
 def word_count(text: str, language: str | None = None) -> int:
-    """How many words and numbers ``text`` has (punctuation is no word)."""
-    return len(words(text, language))
+    """How many written words ``text`` has, as a reader counts them for "more than N words" (OWL's
+    prefix probe): whitespace words that hold a letter or digit, and dictionary words in scripts
+    written without spaces (babelprobe.text.units.word_spans); punctuation is never a word. A
+    hyphenated or apostrophised word (e-mail, 1980's, l'homme) is one written word here, while
+    :func:`words` gives its UAX #29 pieces for matching."""
+    from babelprobe.text.units import word_spans
+
+    return len(word_spans(text, _base(language)))
 
 
 def _base(language: str | None) -> str | None:
     return language.replace("_", "-").split("-")[0].lower() if language else None
+
+
+@lru_cache(maxsize=4096)
+def segmentation_flag(text: str, language: str | None) -> str | None:
+    """Why the layer cannot cut ``text`` into words as its language's readers do, or None: the
+    language has no row in text/data/languages.tsv, or a stretch of a script written without
+    spaces has no dictionary segmenter here (it is then cut into characters). The reason is
+    stored as the item's ``text_flag``; a flag is said, never guessed around."""
+    from babelprobe.text.dictionary import run_language, segmenter
+    from babelprobe.text.languages import profile
+
+    reasons = []
+    if not language or profile(language) is None:
+        reasons.append(f"language {language!r} has no row in text/data/languages.tsv")
+    scripts = {char_script(ch) for ch in text if unicodedata.category(ch)[0] in "LM"} & UNSPACED_SCRIPTS
+    for script in sorted(scripts):
+        cut_by = run_language(script, text, _base(language))
+        if cut_by is None or segmenter(cut_by) is None:
+            reasons.append(f"no dictionary segmenter for {script} script text (cut into characters)")
+    return "; ".join(reasons) or None

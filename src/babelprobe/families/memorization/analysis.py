@@ -54,6 +54,7 @@ class LengthRow(BaseModel):
     too_short: int
     errors: int
     metrics: dict[str, MetricPair]
+    text_flagged: int = 0  # rows whose text the language layer could not segment by dictionary (text_flag)
 
 
 class Correlation(BaseModel):
@@ -109,7 +110,7 @@ def _row(language: str, group: pd.DataFrame, n_resamples: int, seed: int) -> Len
         language=language, prefix_tokens=int(group["prefix_tokens"].iat[0]),
         exact_ratio=float(group["exact_ratio"].iat[0]), samples=len(group), scored=len(scored),
         too_short=int((group["status"] == "too_short").sum()), errors=int((group["status"] == "error").sum()),
-        metrics=metrics,
+        metrics=metrics, text_flagged=int(group["text_flag"].notna().sum()) if "text_flag" in group else 0,
     )
 
 

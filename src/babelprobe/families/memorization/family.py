@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from babelprobe.data.perturbations import ControlNotPossible
 from babelprobe.families.memorization.config import DEMO_MEMORIZATION, MemorizationConfig
 from babelprobe.families.memorization.data import Sample, load_samples
 from babelprobe.families.base import BundledDataset, DemoRun, Family, Pairs, Plan, Stage, StageContext
@@ -113,8 +114,16 @@ def controls_stage(config: MemorizationConfig, cut: Cut, context: StageContext) 
     if isinstance(cut.probe, SpanProbe):
         return cut
     prepared = list(cut.prepared)
-    windows = [i for i, p in enumerate(prepared) if p.window is not None]
-    controls = _answers(context, [cut.probe.control_request(prepared[i].window) for i in windows])
+    windows, requests = [], []
+    for i, p in enumerate(prepared):
+        if p.window is None:
+            continue
+        try:
+            requests.append(cut.probe.control_request(p.window))
+            windows.append(i)
+        except ControlNotPossible as exc:  # said as an error row, never a control equal to the text
+            prepared[i] = Prepared(record=cut.probe.failed(p.window, f"control: {exc}"))
+    controls = _answers(context, requests)
     for i, control in zip(windows, controls):
         window = prepared[i].window
         prepared[i] = (Prepared(record=cut.probe.failed(window, f"control tokenize failed: {control.error}"))

@@ -4,12 +4,13 @@
   2022); the exact-memorization ratio n / (n + m) is the share of the sequence given as prompt.
 - RM: BLEU (nltk ``sentence_bleu``, smoothing method1, as the authors' code) and ROUGE-L
   (longest common subsequence F-measure, Lin 2004) over units that work in every script: the
-  model's token ids (the authors' BLEU; the default) or words from ``metrics.owl.script_tokens``.
+  model's token ids (the authors' BLEU; the default) or words from ``babelprobe.text.tokenize.script_tokens``.
   The authors' ROUGE-L also scored token ids, not decoded text: their code joins the generated
   and the true suffix's ids with spaces (" ".join of the id numbers) and passes those strings to
   ``evaluate``'s rouge, whose tokenizer keeps the digit runs, so each id is one ROUGE token. Here
   ROUGE-L is computed on the id sequences directly (the same LCS, no string round trip) or on
-  ``script_tokens`` words, the same units as BLEU.
+  ``script_tokens`` words, the same units as BLEU: the language layer's one ROUGE-L
+  (babelprobe.text.tokenize), which OWL's continuations use too.
 - PM: log Pr(s | p) = sum_r log p(s_r | p, s_<r) (§3.1, Kim et al. 2023), from the backend.
 - Calibrated scores (beyond the paper, same forward): per-token mean log-prob; Min-K% Prob (Shi et
   al. 2023); zlib-entropy ratio (Carlini et al. 2021); Min-K%++ (Zhang et al. 2024) where the
@@ -22,7 +23,7 @@ import math
 import zlib
 from typing import Hashable, Sequence
 
-from babelprobe.families.owl.metrics import script_tokens
+from babelprobe.text.tokenize import lcs_length, rouge_l, script_tokens  # noqa: F401  (the layer's; old names)
 
 
 def exact_match(generated: Sequence[int], reference: Sequence[int]) -> bool:
@@ -46,29 +47,6 @@ def bleu(hypothesis: Sequence[Hashable], reference: Sequence[Hashable]) -> float
     if not hypothesis or not reference:
         return 0.0
     return float(sentence_bleu([list(reference)], list(hypothesis), smoothing_function=SmoothingFunction().method1))
-
-
-def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
-    """Length of the longest common subsequence (dynamic programming, O(len(a) * len(b)))."""
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b):
-            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
-
-
-def rouge_l(hypothesis: Sequence[Hashable], reference: Sequence[Hashable]) -> float:
-    """ROUGE-L F-measure in [0, 1]: P = LCS/len(hyp), R = LCS/len(ref), F = 2PR/(P+R) (the
-    ``rouge-score`` package's rougeL fmeasure, on any units). Empty input scores 0."""
-    if not hypothesis or not reference:
-        return 0.0
-    lcs = lcs_length(hypothesis, reference)
-    if lcs == 0:
-        return 0.0
-    precision, recall = lcs / len(hypothesis), lcs / len(reference)
-    return 2 * precision * recall / (precision + recall)
 
 
 def rm_units(text: str, token_ids: Sequence[int], units: str) -> list[Hashable]:

@@ -56,6 +56,7 @@ from pydantic import BaseModel
 from babelprobe.families.memorization.data import Sample
 from babelprobe.data.perturbations import shuffle_units
 from babelprobe.languages import detect_script
+from babelprobe.text.segment import segmentation_flag
 from babelprobe.families.memorization.metrics import (
     bleu,
     exact_match,
@@ -141,6 +142,11 @@ class MemorizationRecord(BaseModel):
     control_min_k_pp: float | None = None
     control_zlib_ratio: float | None = None
     error: str | None = None
+    # the language layer could not segment the text with a dictionary (no table row for the
+    # language, no segmenter for a script written without spaces): the reason, counted per
+    # language in the report (a script without a segmenter is cut into characters for RM on words
+    # and the control's shuffle)
+    text_flag: str | None = None
 
 
 def _seed(*parts: object) -> int:
@@ -220,7 +226,8 @@ class _BaseProbe:
         return MemorizationRecord(
             sample_id=sample.sample_id, language=sample.language, script=detect_script(sample.text),
             source=sample.source, origin=sample.origin, mode=self.mode, prefix_tokens=n, suffix_tokens=self.suffix_tokens,
-            sample_tokens=sample_tokens, status=status, exact_ratio=exact_ratio(n, self.suffix_tokens), **values,
+            sample_tokens=sample_tokens, status=status, exact_ratio=exact_ratio(n, self.suffix_tokens),
+            text_flag=segmentation_flag(sample.text, sample.language), **values,
         )
 
     def cut(self, sample: Sample, tokens: TokenizeResult) -> list[Window | MemorizationRecord]:
@@ -280,7 +287,7 @@ class SuffixProbe(_BaseProbe):
 
     def control_text(self, window: Window) -> str:
         key = f"{window.sample.sample_id}/{window.start}/{window.prefix_tokens}"
-        return shuffle_units(window.suffix_text, self.seed, key)
+        return shuffle_units(window.suffix_text, self.seed, key, window.sample.language)
 
     def control_request(self, window: Window) -> Tokenize:
         return Tokenize(text=self.control_text(window))

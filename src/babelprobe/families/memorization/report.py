@@ -41,7 +41,9 @@ def print_memorization_summary(summary: MemorizationSummary, manifest: Manifest 
         table = _titled(f"{title}{units if first is None else ''}", manifest if first is None else None)
         if first:
             table.add_column(first)
-        for col in ("prompt", "n", "short", "err"):
+        # rows the language layer could not segment by dictionary (text_flag), when there are any
+        flagged = bool(first) and any(r.text_flagged for r in rows)
+        for col in ("prompt", "n", "short", "err") + (("flagged",) if flagged else ()):
             table.add_column(col, justify="right")
         # the per-language table keeps the paper's four metrics so that it fits a terminal
         shown = present if first is None else [c for c in present if c[0] in ("EM", "BLEU", "ROUGE-L", "PM")]
@@ -49,7 +51,8 @@ def print_memorization_summary(summary: MemorizationSummary, manifest: Manifest 
             table.add_column(f"{name}{' ' + unit if unit else ''}", justify="right")
         for r in rows:
             scored = f"{r.scored} (small n)" if small_n(r.scored) else str(r.scored)
-            cells = ([plain(r.language)] if first else []) + [str(r.prefix_tokens), scored, str(r.too_short), str(r.errors)]
+            cells = (([plain(r.language)] if first else []) + [str(r.prefix_tokens), scored, str(r.too_short), str(r.errors)]
+                     + ([str(r.text_flagged)] if flagged else []))
             table.add_row(*cells, *(_pair(r.metrics.get(name), scale) for name, scale, _ in shown))
         console.print(table)
     if summary.length_correlations:
@@ -122,12 +125,16 @@ def memorization_sections(summary: MemorizationSummary, items: pd.DataFrame) -> 
                ("PM per token", "PM-mean", 1.0), ("Min-K%", "Min-K", 1.0)]
     metrics = [m for m in metrics if any(m[1] in r.metrics for r in summary.overall)]
     columns = ["prompt tokens", "scored", "too short", "errors", *(m[0] for m in metrics)]
+    flagged = any(r.text_flagged for r in summary.by_language)
     tables = [HtmlTable("by prompt length: real (95% CI) / control (suffix word-shuffled)", columns,
                     [[str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors),
                       *(cell(r, n, k) for _, n, k in metrics)] for r in summary.overall]),
-              HtmlTable("by language", ["language", *columns],
+              HtmlTable("by language" + (" (flagged: rows whose text the language layer could not segment by "
+                                         "dictionary; the reason is each item's text flag)" if flagged else ""),
+                        ["language", *columns, *(["flagged"] if flagged else [])],
                     [[r.language, str(r.prefix_tokens), str(r.scored), str(r.too_short), str(r.errors),
-                      *(cell(r, n, k) for _, n, k in metrics)] for r in summary.by_language])]
+                      *(cell(r, n, k) for _, n, k in metrics), *([str(r.text_flagged)] if flagged else [])]
+                     for r in summary.by_language])]
     figures = []
     longest = max((r.prefix_tokens for r in summary.by_language if r.scored), default=None)
     rows = [r for r in summary.by_language if r.prefix_tokens == longest and "ROUGE-L" in r.metrics]
@@ -149,6 +156,9 @@ def memorization_sections(summary: MemorizationSummary, items: pd.DataFrame) -> 
             verdict = (f"EM {'yes' if r.exact_match else 'no'}; ROUGE-L {100 * r.rouge_l:.1f}; PM {r.pm:.1f}"
                        + (f" (control {r.control_pm:.1f})" if r.control_pm is not None and r.control_pm == r.control_pm
                           else ""))
+        flag = getattr(r, "text_flag", None)
+        if isinstance(flag, str):
+            verdict += f"; text flag: {flag}"
         samples.append([r.language, str(r.sample_id), str(r.prefix_tokens), text(r.prefix_text),
                         text(r.generated_text), text(r.suffix_text), verdict])
     table = ItemTable(["language", "sample", "prompt tokens", "prompt", "model output", "gold (true suffix)",

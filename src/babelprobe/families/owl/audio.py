@@ -284,12 +284,13 @@ class OwlAudioProbe(OwlProbe):
         """Figs. 12-14 with the passage slot holding the audio (shown as ``[audio: FILE]`` in the
         stored prompt) or the transcript; the prefix prompt's word count is the real second half's."""
         from babelprobe.families.owl.probe import DIRECT_PROMPT, NAME_CLOZE_PROMPT, PREFIX_PROMPT
-        from babelprobe.languages import language_name, text_units
+        from babelprobe.languages import language_name
+        from babelprobe.text.segment import word_count
 
         clip = self._clip(item)
         shown = f"[audio: {clip.file}]" if self.modality == "audio" else (clip.transcript or "")
         template = {"direct": DIRECT_PROMPT, "name-cloze": NAME_CLOZE_PROMPT, "prefix": PREFIX_PROMPT}[self.task]
-        words = len(text_units(split_passage(item.passage, item.language)[1], item.language))
+        words = word_count(split_passage(item.passage, item.language)[1], item.language)
         return template.format(language=language_name(item.language), demonstration=self._demonstration(),
                                passage=shown, word_count=words)
 

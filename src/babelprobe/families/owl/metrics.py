@@ -17,7 +17,9 @@ from typing import Iterable
 from rapidfuzz import fuzz
 from unidecode import unidecode
 
-from babelprobe.languages import join_units, text_units, unit_spans
+from babelprobe.languages import join_units, text_units
+from babelprobe.text.units import word_spans
+from babelprobe.text.tokenize import rouge_l_text as rouge_l, script_tokens  # noqa: F401  (the layer's; old names)
 
 DIRECT_PROBE_THRESHOLD = 0.9
 NAME_CLOZE_THRESHOLD = 0.7
@@ -196,12 +198,13 @@ def extract_continuation(text: str) -> str:
 
 
 def split_passage(passage: str, language: str | None = None) -> tuple[str, str]:
-    """First and second half at the unit midpoint (len(units) // 2), as the authors split at the
-    word midpoint; units are words in every script (languages.text_units: whitespace words, and
-    dictionary-segmented words in Thai, Japanese and Chinese), so a Chinese or Thai passage is
-    split in two halves of words too. Whitespace runs become single spaces (for spaced text: the
+    """First and second half at the word midpoint (len(words) // 2), as the authors split at the
+    word midpoint; words are the language layer's written words in every script
+    (babelprobe.text.units.word_spans: whitespace words, and dictionary-segmented words in Thai,
+    Japanese, Chinese, Lao, Khmer, Burmese), punctuation standing alone not counted (a Chinese
+    passage's 。 and ， are no words). Whitespace runs become single spaces (for spaced text: the
     authors' " ".join of words)."""
-    spans = unit_spans(passage, language)
+    spans = word_spans(passage, language)
     cut = spans[len(spans) // 2][0] if spans else len(passage)
     return " ".join(passage[:cut].split()), " ".join(passage[cut:].split())
 
@@ -220,23 +223,6 @@ def trim_echo(prefix: str, output: str) -> str:
     return output.strip()
 
 
-def script_tokens(text: str) -> list[str]:
-    """A tokenizer for every script: NFKC + casefold; letters, marks and digits form words;
-    punctuation and symbols are dropped; in scripts written without spaces (Thai, Japanese,
-    Chinese) words come from a dictionary segmenter (languages.text_units). rouge-score's
-    default tokenizer keeps only [a-z0-9] and would score every Cyrillic, Greek or Devanagari
-    text as empty."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return text_units("".join(ch if unicodedata.category(ch)[0] in "LMN" else " " for ch in text))
-
-
-class _ScriptTokenizer:
-    """rouge-score's tokenizer interface."""
-
-    def tokenize(self, text: str) -> list[str]:
-        return script_tokens(text)
-
-
 def chrf(hypothesis: str, reference: str, word_order: int = 2) -> float:
     """chrF++ (word_order=2, the paper's metric) or plain chrF (word_order=0, what the released
     numbers were computed with), sacrebleu's sentence-level implementation, 0-100."""
@@ -251,11 +237,3 @@ def bleu(hypothesis: str, reference: str) -> float:
 
     hyp, ref = " ".join(script_tokens(hypothesis)), " ".join(script_tokens(reference))
     return float(BLEU(tokenize="none", effective_order=True).sentence_score(hyp, [ref]).score)
-
-
-def rouge_l(hypothesis: str, reference: str) -> float:
-    """ROUGE-L F-measure (rouge-score) with script_tokens, 0-1."""
-    from rouge_score import rouge_scorer
-
-    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_ScriptTokenizer())
-    return float(scorer.score(reference, hypothesis)["rougeL"].fmeasure)

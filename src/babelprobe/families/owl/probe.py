@@ -24,7 +24,8 @@ from pydantic import BaseModel
 
 from babelprobe.families.owl.data import OwlItem
 from babelprobe.data.perturbations import NameNotMaskable, mask_names, shuffle_words
-from babelprobe.languages import language_name, text_units
+from babelprobe.languages import language_name
+from babelprobe.text.segment import word_count
 from babelprobe.families.owl.metrics import (
     bleu, chrf, extract_continuation, fuzzy_match, name_cloze_correct, parse_name, parse_title_author, rouge_l,
     split_passage, trim_echo,
@@ -179,7 +180,7 @@ class OwlProbe:
         if self.task == "name-cloze":
             return NAME_CLOZE_PROMPT.format(demonstration=self._demonstration(), passage=passage)
         first, second = split_passage(passage, item.language)
-        return PREFIX_PROMPT.format(language=language, word_count=len(text_units(second, item.language)),
+        return PREFIX_PROMPT.format(language=language, word_count=word_count(second, item.language),
                                     demonstration=self._demonstration(), passage=first)
 
     @property
