@@ -29,7 +29,6 @@ XVI), and digits take only letters (1961 is not 19615). A language with no profi
 
 from __future__ import annotations
 
-import csv
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -101,30 +100,23 @@ def affix_table(language: str | None) -> AffixTable | None:
         code = "he"
     if not code or not regex.fullmatch(r"[a-z]{2,3}", code):
         return None
-    path = resources.files("babelprobe.text").joinpath(f"data/affixes/{code}.tsv")
-    if not path.is_file():
+    from babelprobe.text.tables import table_rows
+
+    if not resources.files("babelprobe.text").joinpath(f"data/affixes/{code}.tsv").is_file():
         return None
-    name = f"text/data/affixes/{code}.tsv"
-    rows = csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
-    if next(rows, None) != COLUMNS:
-        raise ValueError(f"{name}: header must be {COLUMNS}")
     out: list[Affix] = []
-    for line, row in enumerate(rows, start=2):
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(COLUMNS):
-            raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
+    for where, row in table_rows(f"affixes/{code}.tsv", COLUMNS):
         kind, form, attaches, gloss, source = row
         if kind not in KINDS:
-            raise ValueError(f"{name}:{line}: field 'kind' is {kind!r}, expected one of {KINDS}")
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected one of {KINDS}")
         if attaches not in ATTACHES:
-            raise ValueError(f"{name}:{line}: field 'attaches_to' is {attaches!r}, expected one of {ATTACHES}")
-        if not form.strip() or not source.strip():
-            raise ValueError(f"{name}:{line}: field {'form' if not form.strip() else 'source'!r} is empty")
+            raise ValueError(f"{where}: field 'attaches_to' is {attaches!r}, expected one of {ATTACHES}")
+        if not form.strip():
+            raise ValueError(f"{where}: field 'form' is empty")
         if kind == "final":
             final, arrow, replacements = form.partition("→")
             if not arrow or not replacements.split():
-                raise ValueError(f"{name}:{line}: field 'form' of a final row is 'final → ending ending ...', got {form!r}")
+                raise ValueError(f"{where}: field 'form' of a final row is 'final → ending ending ...', got {form!r}")
             form = " → ".join([fold(final.strip(), code), " ".join(fold(r, code) for r in replacements.split())])
         elif kind != "hyphen":
             form = fold(form, code)

@@ -14,7 +14,8 @@ so a gold ``1 000 000`` is found as ``1000000``, ``−40`` as ``-40`` and ``1990
   the Arabic thousands separator U+066C always; ``,`` or ``.`` only when CLDR (via babel) gives it
   as the language's group symbol and the digits are grouped by its pattern (threes, and Indian
   1,00,000 where CLDR's pattern says so). The language's decimal symbol (and U+066B) becomes
-  ``.``; a single separator that cannot be a group separator is a decimal mark (German 3.5 and
+  ``.`` (trailing zeros of a fraction dropped: 3,50 = 3.5); a single separator that cannot be a
+  group separator is a decimal mark (German 3.5 and
   English 3,5 are both 3.5). With no language, only ``.`` is a decimal mark and ``,`` is not read
   (1,000 stays 1,000: the comma is a decimal mark in half the world's languages);
 - a currency sign (Unicode category Sc) before or after the number, with or without a space, as
@@ -129,6 +130,7 @@ def _body(body: str, language: str | None) -> str | None:
         integer = joined
     if not integer:
         return None
+    fraction = fraction.rstrip("0")  # 3,50 € is 3.5 €
     return integer + ("." + fraction if fraction else "")
 
 

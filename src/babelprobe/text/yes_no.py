@@ -15,7 +15,6 @@ None: the judge did not answer, which is an error for the caller, never a NO.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -49,25 +48,18 @@ def yes_no_words(language: str | None) -> tuple[YesNoWord, ...]:
     code = _code(language)
     if not code.isalpha():
         return ()
-    path = resources.files("babelprobe.text").joinpath(f"data/yes_no/{code}.tsv")
-    if not path.is_file():
+    from babelprobe.text.tables import table_rows
+
+    if not resources.files("babelprobe.text").joinpath(f"data/yes_no/{code}.tsv").is_file():
         return ()
-    name = f"text/data/yes_no/{code}.tsv"
-    rows = csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
-    if next(rows, None) != COLUMNS:
-        raise ValueError(f"{name}: header must be {COLUMNS}")
     out = []
-    for line, row in enumerate(rows, start=2):
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(COLUMNS):
-            raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
+    for where, row in table_rows(f"yes_no/{code}.tsv", COLUMNS):
         answer, word, source = row
         if answer not in ("yes", "no"):
-            raise ValueError(f"{name}:{line}: field 'answer' is {answer!r}, expected yes or no")
+            raise ValueError(f"{where}: field 'answer' is {answer!r}, expected yes or no")
         tokens = tuple(fold(w, code) for w in words(word, code))
-        if not tokens or not source.strip():
-            raise ValueError(f"{name}:{line}: field {'word' if not tokens else 'source'!r} is empty")
+        if not tokens:
+            raise ValueError(f"{where}: field 'word' is empty")
         out.append(YesNoWord(answer == "yes", tokens, word, source))
     return tuple(out)
 

@@ -468,9 +468,12 @@ def word_recall(gold: str, prediction: str, target_language: str = "", mode: Str
     return recall_verdict(gold, prediction, target_language).value
 
 
-# With no language named, the judge's answer is read in English (Fig. 9) and in ECLeKTiC's
-# languages (and Russian, which small judges answer in): their yes/no words do not collide.
-JUDGE_DEFAULT_LANGUAGES = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "zh", "ru")
+# With no language named, the judge's answer is read in English (Fig. 9), ECLeKTiC's languages,
+# Russian, and the languages whose yes/no words are in a script of their own; left out are words
+# that are ordinary words elsewhere (Nepali हो is Hindi "is", Pashto هو is Arabic "he").
+JUDGE_DEFAULT_LANGUAGES = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "zh", "ru", "uk", "ar",
+                           "fa", "ur", "el", "th", "bn", "ta", "te", "ml", "kn", "gu", "pa", "mr", "am", "ka", "hy",
+                           "si", "km", "lo", "my")
 
 
 def parse_judge(answer: str, language: str | None = None) -> bool | None:
