@@ -13,7 +13,7 @@ change the stem, ``agglutinative`` for suffix chains) and which dictionary segme
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -59,13 +59,21 @@ def profiles() -> dict[str, LanguageProfile]:
 @lru_cache(maxsize=1024)
 def profile(code: str) -> LanguageProfile | None:
     """The profile of a language code ('pl', 'pt-BR', 'iw', 'zho_Hans' all find their row), None
-    when the table has no row for it (the caller flags, never guesses)."""
+    when the table has no row for it (the caller flags, never guesses). A script subtag that
+    differs from the row's usual script is the text's script ('sr-Latn': Latin)."""
     table = profiles()
     if not code or not code.strip():
         return None
-    base = code.strip().replace("_", "-").split("-")[0].lower()
-    if base in table:
-        return table[base]
-    from babelprobe.languages import normalise_code
+    parts = code.strip().replace("_", "-").split("-")
+    found = table.get(parts[0].lower())
+    if found is None:
+        from babelprobe.languages import normalise_code
 
-    return table.get(normalise_code(code))
+        found = table.get(normalise_code(code))
+    if found is None:
+        return None
+    from babelprobe.text.scripts import _COMBINED, SCRIPTS
+
+    subtag = next((part.title() for part in parts[1:] if len(part) == 4 and part.isalpha()), None)
+    script = (_COMBINED.get(subtag) or SCRIPTS.get(subtag)) if subtag else None
+    return replace(found, script=script) if script and script != found.script else found
