@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
-from babelprobe.store import Manifest
+if TYPE_CHECKING:  # the store (pandas, pyarrow) is not imported by every command that prints
+    from babelprobe.store import Manifest
 
 # C0 and C1 control characters but tab and newline: an ESC starts a terminal escape sequence (a title
 # change `\x1b]0;...`, a screen clear `\x1b[2J`), a carriage return overwrites a printed line.
