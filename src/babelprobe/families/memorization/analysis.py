@@ -30,6 +30,13 @@ METRICS: dict[str, tuple[str, str | None]] = {
     "ref-log-ratio": ("reference_log_ratio", None),
 }
 
+# the items columns the summary and the language tables read (not the texts, token ids, per-token
+# log-probs: a 200k-sample run's summary reads a few MB, not its whole items.parquet)
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "sample_id", "language", "mode", "prefix_tokens", "exact_ratio", "status",
+    *dict.fromkeys(c for pair in METRICS.values() for c in pair if c is not None),
+)
+
 
 class MetricCell(BaseModel):
     value: float
