@@ -13,6 +13,12 @@ over these texts' words), since the model's own size is constant over the curve:
 
     python bench/shared_path_scale.py --tiny --steps memorization,report --total 2000,20000,200000
 
+``report`` alone at 10x and 100x a finished memorization run, its items tiled (sample ids made
+unique; the summary reads the same columns as at any size), where running the model at 200k
+samples does not fit the time at hand:
+
+    python bench/shared_path_scale.py --tile-report RUN_DIR --tile 1,10,100
+
 Texts are random words (the model's memorization of them is not the point: memory and time are).
 The languages are the study's 95 (mC4's 101 less mn, la, fy, co, hmn, haw), as its code writes them.
 """
@@ -87,6 +93,38 @@ def tiny_model(folder: Path) -> str:
                             "max_position_embeddings": 128})
     tiny_models.save_tiny(tiny_models.tiny_model(LlamaForCausalLM, config), folder)
     return f"hf:{folder}"
+
+
+def tiled(run: Path, factor: int, out: Path) -> Path:
+    """A copy of run directory ``run`` with its items.parquet repeated ``factor`` times."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("parts", "items.parquet"))
+    table = pq.read_table(run / "items.parquet")
+    with pq.ParquetWriter(out / "items.parquet", table.schema) as writer:
+        for k in range(factor):
+            ids = pa.array([f"{i}~{k}" for i in table.column("sample_id").to_pylist()])
+            writer.write_table(table.set_column(table.schema.get_field_index("sample_id"), "sample_id", ids))
+    return out
+
+
+def tile_report(run: Path, factors: list[int], keep: Path) -> None:
+    """Peak RSS of ``babelprobe report`` on ``run`` tiled by each factor."""
+    import pyarrow.parquet as pq
+
+    print(f"report of {run} tiled x{factors}; load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
+    for factor in factors:
+        folder = tiled(run, factor, keep / f"x{factor}")
+        items = pq.read_metadata(folder / "items.parquet").num_rows
+        size = (folder / "items.parquet").stat().st_size / 1e6
+        result = measured([sys.executable, "-m", "babelprobe", "report", str(folder)])
+        print(f"x{factor:<4} {items:>7} items ({size:7.1f} MB parquet)  report: " +
+              (f"peak RSS {result['peak_rss_mb']:8.1f} MB  {result['seconds']:7.1f} s wall" if "error" not in result
+               else f"failed: {result['error']}"), flush=True)
 
 
 def main() -> None:

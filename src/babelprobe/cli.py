@@ -1,6 +1,7 @@
 """The ``babelprobe`` command: the generic commands (run, demo, report, compare, validate, models,
 datasets, profile, suite); each family adds its own (families/<name>/commands.py: graph, corpus,
-memorization, rescore, convert, size-curve) through ``Family.commands``."""
+memorization, rescore, convert, size-curve) through ``Family.commands``, built on first use
+(``LazyCommands``): start-up and ``--help`` import no family."""
 
 from __future__ import annotations
 
