@@ -139,7 +139,13 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--keep", default=None, help="keep the runs in this folder")
     parser.add_argument("--languages", type=int, default=95, help="the first N of the 95 (a smoke run)")
+    parser.add_argument("--tile-report", default=None, help="a finished memorization run: measure `report` on it tiled")
+    parser.add_argument("--tile", default="1,10,100", help="with --tile-report: the factors")
     args = parser.parse_args()
+    if args.tile_report:
+        with tempfile.TemporaryDirectory() as tmp:
+            tile_report(Path(args.tile_report), [int(f) for f in args.tile.split(",")], Path(args.keep or tmp))
+        return
     languages = PAPER_LANGUAGES[:args.languages]
     base = [sys.executable, "-m", "babelprobe"]
     sizes = ([max(1, int(t) // len(languages)) for t in args.total.split(",")] if args.total
