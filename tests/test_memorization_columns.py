@@ -10,15 +10,19 @@ import random
 
 import pandas as pd
 import pytest
+from tiny_models import DECODER, WORDS, save_tiny, tiny_model
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from babelprobe import store
-from babelprobe.families.memorization.analysis import SUMMARY_COLUMNS, summarise_memorization, write_language_tables
+from babelprobe.families.memorization.analysis import (
+    SUMMARY_COLUMNS,
+    summarise_memorization,
+    write_language_tables,
+)
 from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.families.memorization.family import MemorizationFamily
 from babelprobe.pipeline import run
 from babelprobe.runs import read_run
-from tiny_models import DECODER, WORDS, save_tiny, tiny_model
 
 
 @pytest.fixture(scope="module")
