@@ -30,8 +30,8 @@ METRICS: dict[str, tuple[str, str | None]] = {
     "ref-log-ratio": ("reference_log_ratio", None),
 }
 
-# the items columns the summary and the language tables read (not the texts, token ids, per-token
-# log-probs: a 200k-sample run's summary reads a few MB, not its whole items.parquet)
+# the items columns the summary and the language tables read: 21 of the 41, not the texts, token ids
+# and per-token log-probs (reading 200k samples' items: +117 MB instead of +407, bench/README.md)
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "sample_id", "language", "mode", "prefix_tokens", "exact_ratio", "status",
     *dict.fromkeys(c for pair in METRICS.values() for c in pair if c is not None),
