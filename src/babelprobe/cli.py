@@ -40,9 +40,10 @@ FAMILY_COMMANDS: dict[str, str] = {
                   "`babelprobe graph`.",
     "run": "Run a probe family on a model.",
     "suite": "Run a study (models x probes) from one YAML file.",
-    "owl": "OWL's own tools (audio: speech for the audio ablation).",
+    "owl": "OWL's own tools: speech for the audio ablation, building a dataset from books, analyses across runs "
+           "(App. E).",
     "rescore": "Score released or saved predictions without a model.",
-    "corpus": "Build memorization samples from a corpus (Shared Path §5.2).",
+    "corpus": "Corpus tools: memorization samples (Shared Path §5.2), passage presence in a corpus (OWL Figs. 9-10).",
     "memorization": "Memorization analyses across runs (Shared Path Table 14).",
     "graph": "Graph-based correlation of memorization and data volume over a language-similarity graph "
              "(no model needed).",
