@@ -148,7 +148,9 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # (same revision, new hash: hf.py's vocab_stats, issue 20, which the encoder-decoder backend does
 # not serve)
 # (same revision, new hash: hf.py's cut_generated, moved verbatim)
-PINNED_SEQ2SEQ = (1, "e8bbe4cb24402162d930f99c067e9121f9968ec09e2a9ec043e1f0dc50ec67e8")
+# (same revision, new hash: hf.py's head_normalisers, issue 31, which the encoder-decoder backend
+# does not call)
+PINNED_SEQ2SEQ = (1, "814b2b723c38de25e5cf092bbdcb25b9c9d46aabe9adc0e8fa17ce09b779b1ba")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():
