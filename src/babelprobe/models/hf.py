@@ -277,7 +277,7 @@ class TransformersBackend:
         ]
         row_index = torch.tensor([r for r, _ in columns], device=ids.device)
         col_index = torch.tensor([c for _, c in columns], device=ids.device)
-        picked = self._logits_at(ids, attention, positions, row_index, col_index).float()  # (unique, vocab)
+        picked = self._logits_at(ids, attention, positions, row_index, col_index)  # (unique, vocab)
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         self.stats.tokens += sum(len(row.token_ids) for row in rows)
@@ -285,14 +285,19 @@ class TransformersBackend:
         self.stats.scored_positions += len(unique)
         if self.stats.keep_contexts:
             self.stats.contexts.extend(row.token_ids for row in rows)
-        norm = torch.logsumexp(picked, dim=-1)
-        best = picked.argmax(dim=-1).tolist()
         wanted = sorted({k for k, q in zip(slot, queries) if q.vocab_stats})
         moments = dict(zip(wanted, vocab_moments(picked[wanted]))) if wanted else {}
-        out = []
+        # every queried token's logit in one gather, before head_normalisers overwrites picked
+        flat_slot = torch.tensor([k for k, q in zip(slot, queries) for _ in q.token_ids], device=picked.device)
+        flat_token = torch.tensor([t for q in queries for t in q.token_ids], device=picked.device)
+        targets = picked[flat_slot, flat_token]
+        norm, best_ids = head_normalisers(picked)
+        flat = (targets - norm[flat_slot]).tolist()
+        best = best_ids.tolist()
+        out, cursor = [], 0
         for k, q in zip(slot, queries):
-            targets = torch.tensor(q.token_ids, device=picked.device)
-            out.append(((picked[k, targets] - norm[k]).tolist(), best[k], moments.get(k)))
+            out.append((flat[cursor : cursor + len(q.token_ids)], best[k], moments.get(k)))
+            cursor += len(q.token_ids)
         return out
 
     def _logits_at(self, ids, attention, positions, row_index, col_index) -> torch.Tensor:
@@ -515,6 +520,19 @@ class TransformersBackend:
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])
+
+
+def head_normalisers(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row of ``logits`` (positions x vocabulary): log Z = logsumexp(row) and the argmax, in
+    place (``logits`` is overwritten). One pass finds the maximum and its index together, and the
+    exponentials reuse the logits' memory: with Gemma's 262k vocabulary a batch's head output is
+    hundreds of MB, and each extra temporary of that size (``torch.logsumexp`` makes one, then
+    ``argmax`` reads it all again) costs more than the arithmetic."""
+    if logits.dtype != torch.float32 and logits.dtype != torch.float64:
+        logits = logits.float()  # half-precision exponentials would lose the tail
+    top, best = logits.max(dim=-1)
+    norm = logits.sub_(top.unsqueeze(-1)).exp_().sum(dim=-1).log_().add_(top)
+    return norm, best
 
 
 def vocab_moments(logits: torch.Tensor) -> list[tuple[float, float]]:
