@@ -165,9 +165,12 @@ def test_two_questions_end_to_end_store_raw_and_cut_answers(tmp_path, gemma, smo
                             cache=tmp_path / "c.sqlite", figures=False)
     run(config, backends={config.model: gemma, SMOLLM2: smollm2})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
-    # an error only where the 135M judge answered neither yes nor no: no vote, never a NO (issue 27)
-    undecided = items["error"].notna()
-    assert len(items) == 10 and items.loc[undecided, "error"].str.contains("neither yes nor no").all()
+    # the 135M judge's answers that say neither yes nor no are no vote, never a NO: the verdict is
+    # undecided (judge_error), the row itself is no error
+    undecided = items["judge_error"].notna()
+    assert len(items) == 10 and items["error"].isna().all()
+    assert items.loc[undecided, "judge_error"].str.contains("neither yes nor no").all()
+    assert items.loc[undecided, "judge_correct"].isna().all() and items.loc[~undecided, "judge_correct"].notna().all()
     assert {"raw_prediction", "prediction"} <= set(items.columns)
     # Gemma has no chat template: one line per answer, cut by the backend at the stop string
     assert items["prompt"].str.endswith("\n\n").all()

@@ -78,13 +78,15 @@ def test_judge_prompt_and_majority():
     record = EclekticProbe().score(row, [GenerateResult(text=" Alexander Puschkin ")])
     assert record.prediction == "Alexander Puschkin" and record.recall == 1.0
     assert with_judgements(record, ["YES", "no", "Yes."]).judge_correct is True
-    # an unread answer is no vote: the majority stands where the others settle it, else an error
+    # an unread answer is no vote: the majority stands where the others settle it, else the verdict
+    # is undecided and says why (the judge's failure; the row's own answer is no error)
     undecided = with_judgements(record, ["YES", "no", "hmm"])
     assert undecided.judge_votes == [True, False, None] and undecided.judge_correct is None
-    assert "neither yes nor no" in undecided.error and "'hmm'" in undecided.error
+    assert "neither yes nor no" in undecided.judge_error and "'hmm'" in undecided.judge_error
+    assert undecided.error is None
     assert with_judgements(record, ["no", "nein", "hmm"]).judge_correct is False
     assert with_judgements(record, ["YES", "Ja.", "hmm"]).judge_correct is True and \
-        with_judgements(record, ["YES", "Ja.", "hmm"]).error is None
+        with_judgements(record, ["YES", "Ja.", "hmm"]).judge_error is None
     assert with_judgements(record, ["YES", "no"]).judge_correct is False  # a tie is no majority
 
 
@@ -111,9 +113,10 @@ def test_run_with_judge_on_bundled_models(tmp_path, gemma, smollm2):
     outcome = run(config, backends={"bundled:gemma-3-270m": gemma, "bundled:smollm2-135m-instruct": smollm2})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
     assert len(items) == 2 * 15 and set(items["setting"]) == {"closed-book", "open-book"}
-    # an error only where the 135M judge answered neither yes nor no: no vote, never a NO (issue 27)
-    undecided = items["error"].notna()
-    assert items.loc[undecided, "error"].str.contains("neither yes nor no").all()
+    # undecided only where the 135M judge answered neither yes nor no: no vote, never a NO
+    assert items["error"].isna().all()
+    undecided = items["judge_error"].notna()
+    assert items.loc[undecided, "judge_error"].str.contains("neither yes nor no").all()
     assert items["prediction"].notna().all()
     assert all(len(a) == 1 for a in items["judge_answers"])  # one raw answer per judge, stored
     assert items.loc[~undecided, "judge_correct"].notna().all()
@@ -137,3 +140,25 @@ def test_cli_validate_and_bad_columns(tmp_path):
     unknown = cli.invoke(app, ["run", "eclektic", "--settings", "closed-book,oracle", "--out", str(tmp_path / "r"),
                                "--no-cache"])
     assert unknown.exit_code == 2 and "--settings" in unknown.output and not (tmp_path / "r").exists()
+
+
+def test_an_undecided_judge_verdict_leaves_the_judge_metric_only():
+    """A row whose judges said neither yes nor no keeps its string verdict; the judge metric
+    leaves it out (never a NO) and the summary counts it."""
+    import numpy as np
+
+    from babelprobe.families.eclektic.analysis import summarise_setting
+
+    rows = []
+    for q, (judged, recall) in enumerate([(True, 1.0), (None, 1.0), (True, 1.0), (False, 0.0)]):
+        for target, is_source in (("en", True), ("de", False)):
+            rows.append({"q_id": f"q{q}", "source_language": "en", "target_language": target, "is_source": is_source,
+                         "setting": "closed-book", "script": "Latin", "recall": recall, "recall_compat": recall,
+                         "judge_correct": judged if not is_source else True, "error": None, "text_flag": None,
+                         "judge_error": "judge answer neither yes nor no" if judged is None and not is_source
+                         else None})
+    items = pd.DataFrame(rows)
+    summary = summarise_setting(items, resamples=50)
+    assert summary.judge_undecided == 1
+    assert summary.string.overall.n == 4  # the undecided row keeps its string verdict
+    assert summary.judge.overall.n == 3 and np.isclose(summary.judge.overall.value, 2 / 3)

@@ -63,9 +63,10 @@ def _margin(p: float, n_eff: float) -> float:
 
 def pair_table(items: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.Series]:
     """Cross-lingual pairs with their target score R_t and source score R_s, and the source
-    scores per question. Pairs whose target or source row errored are left out (counted by the
-    caller from the error column), never scored as 0."""
-    ok = items[items["error"].isna()]
+    scores per question. Pairs whose target or source row errored, or has no value of the metric
+    (a judge verdict left undecided, ``judge_error``), are left out (counted by the caller),
+    never scored as 0."""
+    ok = items[items["error"].isna() & items[metric].notna()]
     source = ok[ok["is_source"]].set_index("q_id")[metric].astype(float)
     pairs = ok[~ok["is_source"]].copy()
     pairs = pairs[pairs["q_id"].isin(source.index)]
@@ -157,6 +158,9 @@ class SettingSummary(BaseModel):
     pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
     # target language -> items whose recall verdict the language layer flagged (``text_flag``)
     text_flags: dict[str, int] = {}
+    # rows whose judges' majority is undecided (answers neither yes nor no: ``judge_error``), left
+    # out of the judge metric only
+    judge_undecided: int = 0
 
 
 def text_flag_counts(items: pd.DataFrame) -> dict[str, int]:
@@ -276,6 +280,7 @@ def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 
         string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
         same_script=by_script, matrices=matrices, pair_counts=pair_counts(pairs, source, items),
         text_flags=text_flag_counts(items),
+        judge_undecided=int(items["judge_error"].notna().sum()) if "judge_error" in items else 0,
     )
 
 

@@ -84,8 +84,10 @@ class EclekticRecord(BaseModel):
     text_flag: str | None = None
     judge_answers: list[str] | None = None  # raw, one per judge
     judge_votes: list[bool | None] | None = None
-    judge_correct: bool | None = None  # strict majority (a tie: not correct; left undecided by answers that are
-    # neither yes nor no: None, and the row is an error, with_judgements)
+    judge_correct: bool | None = None  # strict majority (a tie: not correct); None: no judge, or undecided
+    # why the judges' majority is undecided (answers neither yes nor no, with_judgements): the judge's
+    # failure, recorded on the row; the row's answer and string verdict stand, the judge metric leaves it out
+    judge_error: str | None = None
     # the judges' majority verdicts on this (question, target language)'s known-wrong controls
     # (``judge_controls``): a judge that accepts them is not judging (analysis.JudgeCheck)
     control_names: list[str] | None = None
@@ -192,8 +194,9 @@ def with_judgements(record: EclekticRecord, answers: list[str]) -> EclekticRecor
     """Attach the judges' raw answers, their parsed votes (read in the target language and
     English, metrics.parse_judge) and the strict-majority verdict. An answer that says neither
     yes nor no is no vote: when the parsed votes alone settle the majority (2 of 3 say yes, or 2
-    of 3 say no) the verdict stands; otherwise the row is an error naming the unread answers,
-    never a wrong answer."""
+    of 3 say no) the verdict stands; otherwise the verdict is undecided (``judge_correct`` None)
+    and ``judge_error`` names the unread answers: a failure of the judge, never a wrong answer,
+    and not the row's own error (its answer and string verdict are kept)."""
     votes = [parse_judge(a, record.target_language) for a in answers]
     yes, no = sum(v is True for v in votes), sum(v is False for v in votes)
     update: dict = {"judge_answers": answers, "judge_votes": votes}
@@ -201,8 +204,8 @@ def with_judgements(record: EclekticRecord, answers: list[str]) -> EclekticRecor
         update["judge_correct"] = yes > len(votes) / 2
     else:
         unread = "; ".join(repr(a) for a, v in zip(answers, votes) if v is None)
-        update["error"] = (f"judge answer neither yes nor no in {record.target_language!r} or English ({unread}): "
-                           "the majority is undecided")
+        update["judge_error"] = (f"judge answer neither yes nor no in {record.target_language!r} or English "
+                                 f"({unread}): the majority is undecided")
     return record.model_copy(update=update)
 
 

@@ -58,6 +58,11 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
         console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)")
     else:
         console.print(NO_JUDGE, highlight=False)
+    for s in summary.settings:
+        if s.judge_undecided:
+            console.print(f"[bold yellow]judge undecided:[/bold yellow] {plain(s.setting)}: {s.judge_undecided} rows "
+                          "whose judge answers say neither yes nor no (see the items' judge_error): left out of the "
+                          "judge metric, kept in the string metric", highlight=False)
     for line in text_flag_lines(summary):
         console.print(f"[bold yellow]flagged:[/bold yellow] {plain(line)}", highlight=False)
     for line in judge_check_lines(summary):
@@ -164,6 +169,8 @@ def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Sec
             verdict = f"recall {r.recall:.2f}"
             if getattr(r, "judge_correct", None) is not None:
                 verdict = ("judge: correct" if r.judge_correct else "judge: not correct") + "; " + verdict
+            elif isinstance(getattr(r, "judge_error", None), str):
+                verdict = "judge: undecided; " + verdict
         flag = text(getattr(r, "text_flag", None))
         rows.append([r.setting, f"{r.source_language} → {r.target_language}", r.target_language, text(r.prompt),
                      text(r.prediction), r.answer, text(getattr(r, "judge_answers", None)), verdict,
