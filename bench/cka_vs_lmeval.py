@@ -34,7 +34,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from babelprobe.families.cka.data import load_cka_facts  # noqa: E402
+from babelprobe.data.polyglot_or_not import load_cka_facts  # noqa: E402
 from babelprobe.families.cka.metrics import cka_known  # noqa: E402
 from babelprobe.models import load_backend, resolve  # noqa: E402
 from babelprobe.families.cka.probe import CKAProbe, continuation  # noqa: E402

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from babelprobe.cli import app
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.cka.analysis import compare_cka, summarise_cka
-from babelprobe.families.cka.data import load_cka_facts
+from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.families.cka.probe import CKAProbe
 from babelprobe.families.cka.report import cka_sections, print_cka_summary
 from babelprobe.models.base import NextTokenResult

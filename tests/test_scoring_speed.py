@@ -10,7 +10,7 @@ from functools import lru_cache
 import pytest
 import torch
 
-from babelprobe.families.cka.data import CKAFact, load_cka_facts
+from babelprobe.data.polyglot_or_not import CKAFact, load_cka_facts
 from babelprobe.families.cka.probe import CKAProbe, continuation
 from babelprobe.models.hf import head_normalisers
 from babelprobe.runner import Runner, run_probe
