@@ -140,3 +140,34 @@ def test_a_tab_separated_file_named_csv_gets_a_separator_hint(tmp_path):
     path.write_text("dataset_id\tstem\ttrue\tfalse\tlanguage\nx1\tParis is in\tFrance\tItaly\ten\n")
     with pytest.raises(DatasetError, match="looks like a tab-separated file"):
         load_cka_facts(path)
+
+
+def test_run_says_when_a_language_is_taken_from_the_file_name(tmp_path):
+    """`run` says what it read, as `validate` does (a file name taken as the language included),
+    before any model is loaded (here the model spec is bad, so nothing more happens)."""
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    path = write_jsonl(tmp_path / "new.jsonl", [row()])
+    result = CliRunner().invoke(app, ["run", "cka", "--data", str(path), "--langs", "new", "--model",
+                                      "gguf:" + str(tmp_path / "absent.gguf"), "--out", str(tmp_path / "run")])
+    assert result.exit_code != 0
+    assert "data: 1 facts in 1 language(s): new (language new taken from the file name, as --langs asked)" in \
+        " ".join(result.output.split())
+    assert not (tmp_path / "run").exists()
+
+
+def test_validate_flags_a_stem_no_bundled_model_can_hold(tmp_path):
+    """A stem longer than the bundled models' context even at 16 characters a token is flagged by
+    `validate` with file, row and field (it loads; `run` makes it an error row)."""
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+
+    path = write_jsonl(tmp_path / "facts.jsonl", [row(language="en"), row(language="en", dataset_id="x2", stem="word " * 120_000 + "is in")])
+    result = CliRunner().invoke(app, ["validate", str(path), "--probe", "cka"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "facts.jsonl, row 2, field 'stem': 600,005 characters: longer than 32,768 tokens" in text
+    assert "1 flagged facts will be left out of the scores" in text

@@ -8,6 +8,7 @@ report`` on a run directory (``runs.read_run``) gives the same tables."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -212,6 +213,8 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
 
     start_run()  # a script cut into characters is said once per run, in its manifest
     items = load_items(family, config)  # validates before anything is written or loaded
+    if progress:  # what was read, as `validate` says it (e.g. a language taken from a file name)
+        print(f"data: {family.describe(items)}", file=sys.stderr)
     stages = family.stages(config)
     specs = list(dict.fromkeys([config.model] + [s for stage in stages for s in stage.model_specs(config)]))
     for spec in specs:

@@ -12,6 +12,10 @@ from babelprobe.families.base import BundledDataset, DemoRun, Family, Plan
 from babelprobe.families.cka.probe import CKAProbe
 
 
+# the longest context of the bundled models (Gemma 3 270M: 32,768 tokens; SmolLM2-135M: 8,192)
+BUNDLED_CONTEXT_TOKENS = 32_768
+
+
 class CKAFamily(Family[CKAConfig]):
     name = "cka"
     help = "Contrastive knowledge assessment (Polyglot-or-Not): P(true) vs mean P(false)."
@@ -32,11 +36,24 @@ class CKAFamily(Family[CKAConfig]):
         return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}{said}"
 
     def flagged(self, items: list[CKAFact]) -> list[Problem]:
+        """Facts left out of the scores: a false object equal to the true one (excluded), and a stem
+        too long for the bundled models' context at the most generous token length
+        (``models.tokenization.PREFIX_CHARS_PER_TOKEN`` characters a token): it loads, and ``run``
+        makes it an error row after tokenizing a bounded prefix; a longer-context model may take it."""
+        from babelprobe.models.tokenization import PREFIX_CHARS_PER_TOKEN
+
+        longest = BUNDLED_CONTEXT_TOKENS * PREFIX_CHARS_PER_TOKEN
         flags = []
         for fact in items:
+            file, _, row = fact.source.rpartition(":")
             if fact.excluded:
-                file, _, row = fact.source.rpartition(":")
                 flags.append(Problem(file, int(row), "false", f"excluded from the scores: {fact.excluded}"))
+            stem = max(fact.stems, key=len)
+            if len(stem) > longest:
+                flags.append(Problem(file, int(row), "stem", (
+                    f"{len(stem):,} characters: longer than {BUNDLED_CONTEXT_TOKENS:,} tokens (the bundled models' "
+                    f"context) even at {PREFIX_CHARS_PER_TOKEN} characters a token; run makes it an error row "
+                    "unless the model's context is longer")))
         return flags
 
     def request_kinds(self, config: CKAConfig) -> frozenset[str]:
