@@ -263,7 +263,7 @@ def demo(
     from babelprobe.models.devices import machine_speed
 
     console.print(f"machine: {machine_speed()} (measured now; times are comparable only with this)")
-    console.print(DEMO_SCOPE, soft_wrap=True)
+    console.print(DEMO_SCOPE, highlight=False)
     raise typer.Exit(code)
 
 

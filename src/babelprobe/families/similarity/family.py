@@ -149,8 +149,9 @@ def graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     standin = out / STANDIN_TOKENS_CSV
     write_speaker_population_standin(list(read_similarity(similarity_run).languages), standin)
-    console.print(f"data volume STAND-IN: {standin} (language_data speaking population; give real token counts "
-                  "with --tokens)", soft_wrap=True)
+    console.print("data volume STAND-IN (language_data speaking population; give real token counts with --tokens):",
+                  highlight=False)
+    console.print(f"  {standin}", soft_wrap=True, highlight=False)  # a path stays whole, to be copied
     common = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
                   layer=None, prefix_tokens=None, metrics=None, figures=True,
                   allow_missing=True)  # the demo's runs cover different languages: graph.json lists the dropped
