@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from language_cases import Case, case_params, load_cases
 
 from babelprobe.languages import normalise_code
 from babelprobe.text import fold, profile, word_count, words
-from language_cases import Case, case_params, load_cases
 
 OWL = ["en", "es", "tr", "vi", "st", "yo", "mai", "mg", "tn", "ty"]
 ECLEKTIC = ["en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "zh"]

@@ -15,13 +15,13 @@ from rouge_score import rouge_scorer
 from babelprobe.data.perturbations import ControlNotPossible, shuffle_units
 from babelprobe.families.memorization.metrics import rouge_l as memorization_rouge_l
 from babelprobe.families.owl.data import OwlItem
-from babelprobe.families.owl.metrics import rouge_l as owl_rouge_l, split_passage
+from babelprobe.families.owl.metrics import rouge_l as owl_rouge_l
+from babelprobe.families.owl.metrics import split_passage
 from babelprobe.families.owl.probe import OwlProbe
 from babelprobe.text import Evidence, Unsure, profile, tokens, word_count, words
 from babelprobe.text.evidence import evidence_from_json, evidence_json
 from babelprobe.text.segment import segmentation_flag
 from babelprobe.text.tokenize import script_tokens
-from babelprobe.text.units import text_units
 
 
 def _item(passage: str, language: str) -> OwlItem:
@@ -194,7 +194,10 @@ def test_memorization_items_carry_the_segmentation_flag_and_reports_count_it():
 
     from babelprobe.families.memorization.analysis import summarise_memorization
     from babelprobe.families.memorization.probe import SuffixProbe
-    from babelprobe.families.memorization.report import memorization_sections, print_memorization_summary
+    from babelprobe.families.memorization.report import (
+        memorization_sections,
+        print_memorization_summary,
+    )
 
     probe = SuffixProbe([1], 2)
     records = [probe.failed(_window(text, language), "x") for text, language in
@@ -272,3 +275,10 @@ def test_a_bad_table_row_is_an_error_naming_file_line_and_field(monkeypatch, nam
         monkeypatch.undo()
         normalize.fold_rules.cache_clear()
         languages.profiles.cache_clear()
+
+
+def test_every_public_name_of_the_layer_loads():
+    import babelprobe.text as layer
+
+    assert sorted(layer.__all__) == sorted(layer._WHERE)
+    assert all(getattr(layer, name) is not None for name in layer.__all__)

@@ -18,7 +18,11 @@ _WHERE = {
     "LanguageProfile": "languages", "profile": "languages",
     "Evidence": "evidence", "Unsure": "evidence", "evidence_json": "evidence", "evidence_from_json": "evidence",
 }
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Evidence", "LanguageProfile", "POLICIES", "Token", "Unsure", "evidence_from_json", "evidence_json", "fold",
+    "lcs_length", "owl_direct_probe", "policy", "profile", "rouge_l", "rouge_l_text", "script_tokens",
+    "segmentation_flag", "tokens", "word_count", "words",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -24,9 +24,10 @@ authors' rule, unidecode + lower case, kept exactly for the reference labels); `
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Literal
+from typing import Literal
 
 from babelprobe.text.scripts import char_script
 from babelprobe.text.tables import table_rows

@@ -5,8 +5,8 @@ the file, the line and the field."""
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from importlib import resources
-from typing import Iterator
 
 
 def table_rows(name: str, columns: list[str]) -> Iterator[tuple[str, list[str]]]:

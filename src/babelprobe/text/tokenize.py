@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 from babelprobe.text.units import text_units
 
