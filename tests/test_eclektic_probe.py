@@ -78,8 +78,14 @@ def test_judge_prompt_and_majority():
     record = EclekticProbe().score(row, [GenerateResult(text=" Alexander Puschkin ")])
     assert record.prediction == "Alexander Puschkin" and record.recall == 1.0
     assert with_judgements(record, ["YES", "no", "Yes."]).judge_correct is True
-    assert with_judgements(record, ["YES", "no", "hmm"]).judge_correct is False  # no majority
-    assert with_judgements(record, ["YES", "no", "hmm"]).judge_votes == [True, False, None]
+    # an unread answer is no vote: the majority stands where the others settle it, else an error
+    undecided = with_judgements(record, ["YES", "no", "hmm"])
+    assert undecided.judge_votes == [True, False, None] and undecided.judge_correct is None
+    assert "neither yes nor no" in undecided.error and "'hmm'" in undecided.error
+    assert with_judgements(record, ["no", "nein", "hmm"]).judge_correct is False
+    assert with_judgements(record, ["YES", "Ja.", "hmm"]).judge_correct is True and \
+        with_judgements(record, ["YES", "Ja.", "hmm"]).error is None
+    assert with_judgements(record, ["YES", "no"]).judge_correct is False  # a tie is no majority
 
 
 def test_rescore_official_format(tmp_path):

@@ -1,65 +1,38 @@
-"""What may stand around a word in running text and still be that word: Korean particles (also
-after digits and Latin letters, with counters), endings (at most two letters; four in Finnish,
-Estonian, Hungarian and Turkish; none after a one-letter word or a Roman numeral: I is not II),
-Hebrew and Arabic proclitics and the Hebrew article elided after ב/כ/ל. One set of rules for
-every family: ECLeKTiC's normalized recall (families/eclektic/metrics.py, whose docstring gives
-each rule's reason) and OWL's name masking (data/perturbations.py: every form of a name)."""
+"""Old home of the glued-form rules, kept for its importers (data/perturbations.py, downstream
+scripts): the rules and their data now live in the language layer, ``babelprobe.text.affixes``
+(per-language tables text/data/affixes/<code>.tsv, ending lengths from the language profile)."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from typing import Any
 
-import regex
-
-KOREAN_PARTICLES = frozenset(
-    "은 는 이 가 을 를 의 에 에서 에게 께 께서 한테 한테서 에게서 으로 로 으로서 로서 으로써 로써 으로부터 로부터 "
-    "와 과 랑 이랑 하고 도 만 까지 부터 보다 처럼 마다 조차 마저 밖에 뿐 만큼 대로 요 이나 나 이나마 나마 이든 든 "
-    "이든지 든지 이란 란 이라 라 이라고 라고 이라는 라는 이라면 라면 이라서 라서 이다 다 입니다 이에요 예요 이야 야 "
-    "이었다 였다 이었습니다 였습니다 이었고 였고 이었던 였던 이며 며 이고 고 인 인데 이지만 지만 이자 자 이므로 므로 "
-    "이죠 죠 이여 여".split()
-)
-# counter words written straight after a number (1945년, 3명, 12월): one may precede the particles
-KOREAN_COUNTERS = frozenset("년 월 일 명 개 세 번 시 분 초 원 위 회 차 층 호 권 편 곡 점 살 대 인 년도 세기".split())
-LONG_ENDING_LANGUAGES = frozenset({"fi", "et", "hu", "tr"})
-_HEBREW_PROCLITICS = re.compile("[והבכלמש]{1,3}")
-_HEBREW_ARTICLE_ELIDED = re.compile("[וש]?[בכל]")  # ב/כ/ל + ה is written without the ה
-_ARABIC_PROCLITICS = frozenset(
-    c + p + a for c in ("", "و", "ف") for p in ("", "ب", "ك", "ل") for a in ("", "ال")
-) - {""}
-_ROMAN = re.compile(r"m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
-
-
-def _korean_endings(ending: str, depth: int = 3) -> bool:
-    if not ending:
-        return True
-    return depth > 0 and any(ending.startswith(p) and _korean_endings(ending[len(p):], depth - 1)
-                             for p in KOREAN_PARTICLES)
-
-
-def _is_roman(word: str) -> bool:
-    return bool(word) and _ROMAN.fullmatch(word) is not None
+from babelprobe.text.affixes import affix_table, ending_match, is_roman as _is_roman, proclitic_match  # noqa: F401
 
 
 def ending_ok(ending: str, gold: str, language: str) -> bool:
-    if not ending:
-        return True
-    if not all(unicodedata.category(ch)[0] in "LM" for ch in ending):
-        return False  # 1961 is not found in 19615
-    if regex.match(r"\p{Script=Hangul}", ending[0]) or regex.match(r"\p{Script=Hangul}", gold[-1]):
-        if gold[-1].isdigit():
-            counter = next((c for c in sorted(KOREAN_COUNTERS, key=len, reverse=True) if ending.startswith(c)), "")
-            if counter and _korean_endings(ending[len(counter):], 2):
-                return True
-        return _korean_endings(ending)
-    if len(gold) == 1 or _is_roman(gold):
-        return False  # I is not II, XV is not XVI, A is not AB
-    return len(ending) <= (4 if language.split("-")[0] in LONG_ENDING_LANGUAGES else 2)
+    """``ending`` (folded) may follow the folded word ``gold`` in ``language`` (text.affixes)."""
+    return ending_match(ending, gold, language) is not None
 
 
-def proclitic_ok(prefix: str, gold: str) -> bool:
-    if regex.match(r"\p{Script=Hebrew}", gold[0]):
-        return bool(_HEBREW_PROCLITICS.fullmatch(prefix))
-    if regex.match(r"\p{Script=Arabic}", gold[0]):
-        return prefix in _ARABIC_PROCLITICS
-    return False
+def proclitic_ok(prefix: str, gold: str, language: str = "") -> bool:
+    """``prefix`` (folded) may stand joined before ``gold``: the language's proclitics, or with no
+    language the Hebrew/Arabic ones by the prefix's script (text.affixes)."""
+    return proclitic_match(prefix, gold, language or None) is not None
+
+
+def _forms(language: str, kind: str) -> frozenset[str]:
+    table = affix_table(language)
+    return frozenset(row.form for row in table.forms(kind)) if table else frozenset()
+
+
+def __getattr__(name: str) -> Any:
+    """The old constants, now read from the tables and profiles."""
+    if name == "KOREAN_PARTICLES":
+        return _forms("ko", "ending")
+    if name == "KOREAN_COUNTERS":
+        return _forms("ko", "counter")
+    if name == "LONG_ENDING_LANGUAGES":
+        from babelprobe.text.languages import profiles
+
+        return frozenset(code for code, p in profiles().items() if p.suffixing == "agglutinative")
+    raise AttributeError(f"module 'babelprobe.affixes' has no attribute {name!r}")

@@ -145,6 +145,17 @@ class SettingSummary(BaseModel):
     same_script: dict[str, TransferScores]  # "same" / "cross" -> scores (judge if judged, else string)
     matrices: dict[str, dict[str, dict[str, dict[str, float]]]]  # metric -> overall/transfer -> s -> t
     pair_counts: dict[str, dict[str, int]] = {}  # s -> t -> scored pairs (s -> s: scored source questions)
+    # target language -> items whose recall verdict the language layer flagged (``text_flag``)
+    text_flags: dict[str, int] = {}
+
+
+def text_flag_counts(items: pd.DataFrame) -> dict[str, int]:
+    """Flagged items (a ``text_flag`` reason: the language layer could not decide) per target
+    language; runs stored before the column existed have none."""
+    if "text_flag" not in items:
+        return {}
+    flagged = items[items["text_flag"].notna()]
+    return {str(lang): int(n) for lang, n in flagged.groupby("target_language").size().items()}
 
 
 # A judge's verdicts are trusted only as far as they can be checked (issue 18: the bundled 135M
@@ -254,6 +265,7 @@ def summarise_setting(items: pd.DataFrame, resamples: int = 10_000, seed: int = 
         setting=str(items["setting"].iat[0]), items=len(items), errors=int(items["error"].notna().sum()),
         string=scores["string"], string_compat=scores["string_compat"], judge=scores.get("judge"),
         same_script=by_script, matrices=matrices, pair_counts=pair_counts(pairs, source, items),
+        text_flags=text_flag_counts(items),
     )
 
 
@@ -271,18 +283,21 @@ def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame,
     original_language, target_language, answer, prediction) without a model."""
     from babelprobe.families.eclektic.data import ColumnMap, load_eclektic
     from babelprobe.languages import detect_script
-    from babelprobe.families.eclektic.metrics import word_recall
+    from babelprobe.families.eclektic.metrics import recall_verdict, word_recall
+    from babelprobe.text.evidence import evidence_json
 
     rows = load_eclektic(path, ColumnMap.parse(columns), predictions=True)
+    verdicts = [recall_verdict(r.answer, r.prediction or "", r.target_language) for r in rows]
     items = pd.DataFrame([{
         "q_id": r.q_id, "source_language": r.source_language, "target_language": r.target_language,
         "is_source": r.is_source, "setting": "rescored",
         "script": language_script(r.target_language) or detect_script(r.question or r.answer),
         "answer": r.answer, "prediction": r.prediction,
-        "recall": word_recall(r.answer, r.prediction or "", r.target_language, "normalized"),
+        "recall": verdict.value,
         "recall_compat": word_recall(r.answer, r.prediction or "", r.target_language, "compat"),
+        "evidence": evidence_json(verdict.evidence), "text_flag": verdict.flag,
         "error": None,
-    } for r in rows])
+    } for r, verdict in zip(rows, verdicts)])
     return items, summarise_eclektic(items)
 
 

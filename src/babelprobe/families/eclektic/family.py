@@ -46,7 +46,8 @@ def judge(config: EclekticConfig, pairs: Pairs, context: StageContext) -> Pairs:
         for key, wrong in controls.items():
             # a failed control request counts as refused: it is a check on the judge, not a verdict
             got = [outcomes[request_key(control_requests[(key, n)])] for n in range(len(wrong))]
-            control_votes[key].append([o.error is None and parse_judge(o.response.text) is True for o in got])
+            control_votes[key].append([o.error is None and parse_judge(o.response.text, rows[key].target_language) is True
+                                       for o in got])
     accepted = {key: [sum(votes[n] for votes in per_judge) > len(per_judge) / 2 for n in range(len(controls[key]))]
                 for key, per_judge in control_votes.items()}
     out = []

@@ -11,25 +11,37 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
   found in the forms the prediction's language attaches to it, but not inside a longer name.
   Every rule, with its reason:
 
-  - Folding. NFKC (full-width letters and digits become plain ones); format characters (Unicode
-    category Cf: soft hyphen, zero-width space/joiners, bidi marks) are removed, as they are
-    invisible and split words for no reader; every decimal digit (Unicode category Nd:
-    Arabic-Indic ٣, Persian ۳, Devanagari ३, Thai ๓, Bengali, ... read with
-    ``unicodedata.decimal``) becomes its ASCII digit, so a year is the same number in any script;
-    casefold, with Turkish dotted and dotless I folded together (İ -> i, ı -> i), so IĞDIR,
-    Iğdır and ığdır are one word whatever the language's casing rule; Arabic tatweel and
-    Arabic/Hebrew vowel points and cantillation marks (optional in writing) are dropped.
+  - Folding: the language layer's fold (babelprobe.text.normalize.fold, under the target
+    language's policy in text/data/folding.tsv): NFKC (full-width letters and digits become plain
+    ones); format characters (Unicode category Cf: soft hyphen, zero-width space/joiners, bidi
+    marks) are removed, as they are invisible and split words for no reader; every decimal digit
+    (Unicode category Nd: Arabic-Indic ٣, Persian ۳, Devanagari ३, Thai ๓, Bengali, ...) becomes
+    its ASCII digit, so a year is the same number in any script; casefold, with Turkish dotted
+    and dotless I folded together here (İ -> i, ı -> i), so IĞDIR, Iğdır and ığdır are one word
+    whatever the language's casing rule; Arabic tatweel and Arabic/Hebrew vowel points and
+    cantillation marks (optional in writing) are dropped.
+  - Numbers (babelprobe.text.numbers, each rule with its reason there): a number is compared in
+    one canonical form however it is written: digit groups set apart by no-break, thin or narrow
+    spaces (1 000 000) or by the language's CLDR group mark (German 1.000, English 1,000, Indian
+    1,00,000) are one number; the language's decimal mark is a point (3,5 = 3.5 in German); en
+    dash, minus sign and the other dashes are a hyphen (1990–1995 = 1990-1995, −40 = -40); a
+    currency or percent sign with or without a space (5 € = 5€ = €5, % 5 = 5%); decades with or
+    without the apostrophe (1980's = 1980s); digits written against Han, kana or Hangul are read
+    apart (1,000人 = 1000人). An upper-case Roman numeral of the gold answer is also found as its
+    value (Louis XIV in "Louis 14"), and a gold number as a prediction's upper-case Roman numeral
+    of two or more letters.
+  - Abbreviations with full stops are the letters (U.S. = US, D.C. = DC).
   - Whole tokens. A whitespace token that carries a number with a sign or an inner separator
     (dates 1945-05-12, scores 2:1, decimals 3.5, times 10:30, signed -40, 5%) or a symbol
     (C++, C#, AT&T, $5) is one unit, in the gold answer and in the prediction alike, and is found
     only as the same whole token (followed at most by an ending the rules below allow, C++는):
     read as loose words, 1945-05-12 would match 1945-12-05, 2:1 would match 1:2, -40 would match
     40 and C would match C++. Outer punctuation (quotes, brackets, a final full stop) is not part
-    of the token; a Hebrew proclitic joined by a hyphen (ב-1945) and an ending after an apostrophe
-    (AT&T's, Turkish 1990'larda) are split off as words. A
-    plain gold number (1945) is therefore not found inside a date (1945-05-12) or a signed number
-    (-1945): a different answer. Thousands separators are not interpreted (1,000 is not 1000:
-    the comma is a decimal mark in half the languages).
+    of the token; a Hebrew proclitic joined by a hyphen or maqaf (ב-1945) and an ending after an
+    apostrophe (AT&T's, Turkish 1990'larda) are split off as words; an elided article or
+    preposition (French l'Italie, d'Italie, Italian dell'Italia, Catalan l') is not a word of the
+    answer. A plain gold number (1945) is therefore not found inside a date (1945-05-12) or a
+    signed number (-1945): a different answer.
   - Everything else: punctuation and symbols become spaces. The gold answer is cut into units by
     script (babelprobe.languages.script_runs) and each unit is looked for by the rule its
     script allows:
@@ -44,44 +56,57 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
       segmenter (Lao, Khmer, ...) fall back to characters, which makes this a substring test;
       the fallback is recorded as a run warning.
     - spaced scripts: a gold word matches a prediction word that equals it or that starts with
-      it and goes on with an attached ending of letters:
+      it and goes on with an attached ending, by the language's table of glued forms
+      (babelprobe.text.affixes, text/data/affixes/<code>.tsv, each row citing its grammar):
 
       - an ending in Hangul is read as Korean particles and copula forms, up to three (서울 in
         서울입니다, 서울에서는; not 서울대학교), whatever the script of the word before it, so a
         Latin or numeric answer takes them too (BTS입니다, 1945년에: after a number, one counter
         word such as 년, 월, 일, 명 may come first); the particle list includes 으로서/로서,
-        으로써/로써, 이지만/지만 and the other closed-class forms listed in KOREAN_PARTICLES;
+        으로써/로써, 이지만/지만 and the other closed-class forms of text/data/affixes/ko.tsv;
+      - listed clitics and particles, up to three: Indonesian and Malay -lah, -kah, -tah, -pun,
+        -nya, -ku, -mu (Jakartalah, bukunyalah), the Tagalog linker -ng, Italian and Spanish
+        enclitics (decírselo);
       - a one-letter word and a Roman numeral (I, V, XV, XVI, ...) take no other ending: World
         War I is not World War II, Louis XV is not Louis XVI, A is not AB;
-      - in agglutinative Finnish, Estonian, Hungarian and Turkish up to 4 letters (Pariisissa);
-        elsewhere up to 2 letters (German genitive Meisters, plural -s/-es).
+      - any other ending of letters up to the length the language profile's ``suffixing`` gives
+        (text/data/languages.tsv): none for isolating languages (Vietnamese, Yoruba), 2 letters
+        for short endings (German genitive Meisters, plural -s/-es), 3 for long case endings
+        (Polish Tomaszowi), 4 in agglutinative Finnish, Estonian, Hungarian, Turkish, ...
+        (Pariisissa); combining marks are not counted as letters;
+      - in declining languages, a word whose final letters a case ending replaces, by the
+        table's ``final`` rows (Russian Москва in Москве, Lithuanian Petras in Petro, Greek
+        Γιάννης in Γιάννη, Czech Pavel in Pavlovi).
 
-      Hebrew and Arabic words may also carry proclitics before it (Hebrew ו ה ב כ ל מ ש, up to
-      three; Arabic و/ف + ب/ك/ل + ال, and لل for ل + ال). Hebrew drops the article ה after
-      ב, כ, ל (ב + הכנסת is written בכנסת), so a gold word starting with ה is also found without
-      it after one of those. A different name sharing a prefix, 3 or more letters longer, does
-      not match (Meisterson is not Meister, Parisian is not Paris); names differing by 1-2
-      appended letters (Carl/Carla) are the rule's accepted error. Stem changes (Russian
-      Москва -> Москве, Finnish consonant gradation Helsinki -> Helsingissä) are not matched.
+      Hebrew and Arabic words (and numbers: ב1948) may also carry proclitics before it (Hebrew
+      ו ה ב כ ל מ ש, up to three; Arabic و/ف + ب/ك/ل + ال, and لل for ل + ال). Hebrew drops the
+      article ה after ב, כ, ל (ב + הכנסת is written בכנסת), so a gold word starting with ה is
+      also found without it after one of those. A different name sharing a prefix, longer than
+      the language's ending, does not match (Meisterson is not Meister, Parisian is not Paris);
+      names differing by a short ending (Carl/Carla) are the rule's accepted error.
     - Korean names are written with or without a space between their parts (세종 대왕,
       세종대왕): consecutive Hangul words of the gold answer are also looked for joined, against
       the prediction's consecutive Hangul words joined (세종 대왕 in 세종대왕은, 세종대왕 in
       세종 대왕은); found so, every word of that stretch counts.
+
+Every verdict records its evidence (``recall_verdict``: per gold word found, the rule that found
+it: exact, fold, number, whole, affix, ending, stem, proclitic, article, ideograph, katakana,
+segment, spacing; the predicted form and the table row's source) and a flag where the layer could
+not decide: a target language with no profile in text/data/languages.tsv, whose glued forms are
+then read by the generic 2-letter rule. ECLeKTiC items keep both (``evidence``, ``text_flag``).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Literal
 
 import regex
 
-from babelprobe.affixes import (  # noqa: F401 (their old home: callers import them here)
-    KOREAN_COUNTERS, KOREAN_PARTICLES, LONG_ENDING_LANGUAGES, _ARABIC_PROCLITICS, _HEBREW_ARTICLE_ELIDED, _HEBREW_PROCLITICS, _ROMAN, _is_roman, _korean_endings,
-    ending_ok as _ending_ok, proclitic_ok as _proclitic_ok,
-)
 from babelprobe.languages import script_runs
+from babelprobe.text.evidence import Evidence
 
 StringMode = Literal["normalized", "compat"]
 
@@ -111,30 +136,27 @@ def _split_ideographs(text: str) -> list[str]:
     return words
 
 
-_OPTIONAL_MARKS = regex.compile(r"(?V1)\u0640|[[\p{Script_Extensions=Arabic}\p{Script_Extensions=Hebrew}]&&\p{Mn}]")
+def fold(text: str, language: str | None = None) -> str:
+    """The layer's fold (babelprobe.text.normalize.fold: NFKC, format characters, native digits,
+    the language's casing, the per-script mark policy), then Turkish dotted and dotless i
+    together whatever the language (IĞDIR, Iğdır and ığdır are one word in any answer)."""
+    from babelprobe.text.normalize import fold as layer_fold
+
+    return layer_fold(text, language or None).replace("i\u0307", "i").replace("ı", "i")
 
 
-def fold(text: str) -> str:
-    """NFKC, format characters removed, native digits to ASCII, casefold with Turkish I folded,
-    optional Arabic/Hebrew marks dropped; punctuation and symbols kept (module docstring)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(str(unicodedata.decimal(ch)) if unicodedata.category(ch) == "Nd" else ch
-                   for ch in text if unicodedata.category(ch) != "Cf")
-    text = text.casefold().replace("i\u0307", "i").replace("ı", "i")  # casefold("İ") == "i̇"
-    text = text.replace("\u2212", "-")  # the minus sign: -40 and −40 are one number
-    return _OPTIONAL_MARKS.sub("", text)
-
-
-def normalize(text: str) -> str:
+def normalize(text: str, language: str | None = None) -> str:
     """fold(), then punctuation (Unicode category P*) and symbols (S*) to spaces."""
-    return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in fold(text))
+    return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in fold(text, language))
 
 
-# a Hebrew proclitic joined to a number or name by a hyphen or maqaf (ב-1945): a separate word
-_HEBREW_HYPHENATED = regex.compile(r"^([והבכלמש]{1,3})[-\u05be](?=\w)")
 _SIGN = "-+\u2212"
 _APOSTROPHE_SUFFIX = regex.compile(r"['\u2019]([\p{L}\p{M}]+)$")
 _KEPT_AT_END = "#%+"  # C#, 5%, C++: part of the token, not closing punctuation
+# U.S., U.S.A., D.C., Ph.D. (the final full stop already taken off as outer punctuation)
+_DASH_BETWEEN_DIGITS = regex.compile(r"(?<=\d)[\u2010-\u2015\u2212\ufe58\ufe63\uff0d](?=\d)")
+_NUMBER_HEAD = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])")
+_ABBREVIATION = regex.compile(r"\p{L}{1,2}(?:\.\p{L}{1,2})+")
 
 
 def _strip_outer(token: str) -> str:
@@ -155,24 +177,62 @@ def _is_whole(token: str) -> bool:
     return (has_digit and has_mark) or (has_symbol and any(ch.isalnum() for ch in token))
 
 
-def _split_whole(text: str) -> tuple[list[str], str]:
-    """(whole tokens, the folded text with them blanked out)."""
-    wholes, rest = [], []
-    for raw in fold(text).split():
-        token = _strip_outer(raw)
-        hyphenated = _HEBREW_HYPHENATED.match(token)
-        if hyphenated:
-            rest.append(hyphenated.group(1))
-            token = _strip_outer(token[hyphenated.end():])
+@dataclass
+class Split:
+    """A text cut for recall: whole tokens, the rest (folded, whole tokens blanked out), the
+    canonical numbers that were written otherwise (1 000, 1990–1995) and the upper-case Roman
+    numerals by folded text (XIV -> 14)."""
+
+    wholes: list[str]
+    rest: str
+    numbers: set[str]
+    romans: dict[str, int]
+
+
+def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
+    """Whole tokens and the rest (module docstring); a gold answer's one-letter Roman numerals
+    count (World War I), a prediction's do not (I is a pronoun)."""
+    from babelprobe.text.affixes import elided, hyphens, proclitic_match
+    from babelprobe.text.numbers import canonical_number, groups_with_space, join_number_spaces, roman_value
+
+    split = Split([], "", set(), {})
+    rest: list[str] = []
+    for raw in join_number_spaces(text, groups_with_space(language)).split():
+        bare = _strip_outer(raw)
+        value = roman_value(bare) if bare.isupper() and (gold or len(bare) > 1) else None
+        token = _strip_outer(fold(raw, language))
+        if value is not None:
+            split.romans[token] = value
+        for joiner in hyphens(language, token):  # a proclitic joined by a hyphen (ב-1945): a word apart
+            head, _, tail = token.partition(joiner)
+            if tail and tail[0].isalnum() and proclitic_match(head, tail, language):
+                rest.append(head)
+                token = _strip_outer(tail)
+                break
+        apart = elided(token, language)  # l'italie: the article is no word of the answer
+        if apart:
+            token = apart[1]
+        if _ABBREVIATION.fullmatch(token):
+            token = token.replace(".", "")  # U.S. = US
+        token = _DASH_BETWEEN_DIGITS.sub("-", token)  # 1937–1945年: one dash
+        head = _NUMBER_HEAD.match(token)  # 1,000人, 1937-1945年: the number before the script change
+        number = canonical_number(head.group(0) if head else token, language) if any(ch.isdigit() for ch in token) else None
+        if number is not None:
+            if head:
+                number += token[head.end():]
+            if number != token or number not in text:
+                split.numbers.add(number)
+            token = number
         suffix = _APOSTROPHE_SUFFIX.search(token)
         if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
             rest.append(suffix.group(1))
             token = token[:suffix.start()]
         if token and _is_whole(token):
-            wholes.append(token)
+            split.wholes.append(token)
         else:
             rest.append(token)
-    return wholes, " ".join(rest)
+    split.rest = " ".join(rest)
+    return split
 
 
 Unit = tuple[str | None, str]  # (script of an unspaced run, or None for a spaced word; text)
@@ -189,35 +249,68 @@ def _units_of_folded(folded: str) -> list[Unit]:
 WHOLE = "whole"  # the script slot of a whole token
 
 
-def units_of(text: str) -> list[Unit]:
+def _units(split: Split) -> list[Unit]:
+    return [(WHOLE, w) for w in split.wholes] + _units_of_folded(split.rest)
+
+
+def units_of(text: str, language: str = "") -> list[Unit]:
     """Normalised units: whole tokens (numbers with separators, symbol-bearing names), spaced
     words, runs of one unspaced script, each Han ideograph alone."""
-    wholes, rest = _split_whole(text)
-    return [(WHOLE, w) for w in wholes] + _units_of_folded(rest)
+    return _units(_split_whole(text, language))
 
 
-def words_of(text: str) -> list[str]:
+def words_of(text: str, language: str = "") -> list[str]:
     """The units' texts ('1961年' -> ['1961', '年'])."""
-    return [unit for _, unit in units_of(text)]
+    return [unit for _, unit in units_of(text, language)]
 
 
-# Korean particles and copula forms that attach to the word before them (a closed class).
-def word_matches(gold: str, word: str, language: str = "") -> bool:
-    """A normalised gold word found in a normalised prediction word: equal, or with an attached
-    ending (and, in Hebrew and Arabic, proclitics) as the module docstring sets out."""
+@dataclass(frozen=True)
+class Match:
+    """How one gold word was found: its evidence, and the reason when the layer was not sure."""
+
+    evidence: Evidence
+    unsure: str | None = None
+
+
+def _glued(gold: str, word: str, at: int, language: str) -> Match | None:
+    """The gold word at ``at`` inside a prediction word, with what stands before and after it."""
+    from babelprobe.text.affixes import ending_match, proclitic_match
+
+    prefix, ending = word[:at], word[at + len(gold):]
+    before = proclitic_match(prefix, gold, language or None)
+    after = ending_match(ending, gold, language or None) if before else None
+    if before is None or after is None:
+        return None
+    parts = [m for m in (before, after) if m.rule != "exact"]
+    rule = "+".join(m.rule for m in parts)
+    form = " ".join(f"{m.form}-" if m is before else f"-{m.form}" for m in parts)
+    return Match(Evidence(rule, gold, form=f"{word} ({form})", source="; ".join(m.source for m in parts if m.source) or None),
+                 after.unsure)
+
+
+def word_match(gold: str, word: str, language: str = "") -> Match | None:
+    """A normalised gold word found in a normalised prediction word: equal, or with the
+    proclitics before it and the endings after it that the language attaches, or with its final
+    letters replaced by a case ending (text.affixes; the module docstring)."""
+    from babelprobe.text.affixes import article_match, stem_match
+
     if word == gold:
-        return True
+        return Match(Evidence("fold", gold, form=word))
     for at in (m.start() for m in re.finditer(re.escape(gold), word)):
-        if (at == 0 or _proclitic_ok(word[:at], gold)) and _ending_ok(word[at + len(gold):], gold, language):
-            return True
-    if gold.startswith("ال") and "لل" + gold[2:] in word:  # ل + ال is written لل
-        at = word.index("لل" + gold[2:])
-        return (at == 0 or word[:at] in ("و", "ف")) and _ending_ok(word[at + len(gold):], gold, language)
-    if gold.startswith("ה") and len(gold) > 2:  # ב + הכנסת is written בכנסת
-        for at in (m.start() for m in re.finditer(re.escape(gold[1:]), word)):
-            if _HEBREW_ARTICLE_ELIDED.fullmatch(word[:at]) and _ending_ok(word[at + len(gold) - 1:], gold, language):
-                return True
-    return False
+        found = _glued(gold, word, at, language)
+        if found is not None:
+            return found
+    merged = article_match(word, gold, language or None)
+    if merged is not None:
+        return Match(Evidence("article", gold, form=f"{word} ({merged.form})", source=merged.source), merged.unsure)
+    stem = stem_match(word, gold, language or None)
+    if stem is not None:
+        return Match(Evidence("stem", gold, form=f"{word} ({stem.form})", source=stem.source))
+    return None
+
+
+def word_matches(gold: str, word: str, language: str = "") -> bool:
+    return word_match(gold, word, language) is not None
 
 
 def _aligned(text: str, run: str, script: str, language: str) -> bool:
@@ -230,27 +323,65 @@ def _aligned(text: str, run: str, script: str, language: str) -> bool:
                for m in regex.finditer(re.escape(text), run, overlapped=True))
 
 
-def _found(unit: Unit, prediction: list[Unit], flat: str, language: str) -> bool:
+@dataclass
+class Prediction:
+    units: list[Unit]
+    flat: str
+    split: Split
+    raw: str
+
+
+def _number_match(text: str, prediction: Prediction, gold_romans: dict[str, int]) -> Match | None:
+    """A gold Roman numeral found as its value, or a gold number found as an upper-case Roman
+    numeral of the prediction (Louis XIV, Louis 14)."""
+    wanted = {str(gold_romans[text])} if text in gold_romans else set()
+    if text.isdigit():
+        wanted |= {w for w, v in prediction.split.romans.items() if str(v) == text}
+    for script, word in prediction.units:
+        if script is None and word in wanted:
+            return Match(Evidence("number", text, form=word))
+    return None
+
+
+def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Match | None:
     script, text = unit
     if script == WHOLE:
-        return any(s == WHOLE and w.startswith(text) and _ending_ok(w[len(text):], text, language)
-                   for s, w in prediction)
+        from babelprobe.text.affixes import ending_match
+
+        for s, w in prediction.units:
+            after = ending_match(w[len(text):], text, language or None) if s == WHOLE and w.startswith(text) else None
+            if after is not None:
+                rule = "number" if text in gold.numbers or w in prediction.split.numbers else "whole"
+                return Match(Evidence(rule if after.rule == "exact" else f"{rule}+{after.rule}", text, form=w,
+                                      source=after.source), after.unsure)
+        return None
     if script is None:
-        return any(s is None and word_matches(text, w, language) for s, w in prediction)
+        for s, w in prediction.units:
+            found = word_match(text, w, language) if s is None else None
+            if found is not None:
+                if found.evidence.rule == "fold" and (text in gold.numbers or w in prediction.split.numbers):
+                    return Match(Evidence("number", text, form=w))
+                if found.evidence.rule == "fold" and text in prediction.raw:
+                    return Match(Evidence("exact", text, form=w))
+                return found
+        return _number_match(text, prediction, gold.romans)
     if script == "Katakana":
-        return any(s == "Katakana" and w == text for s, w in prediction)
-    if script == "Han":
-        return text in flat  # each ideograph anywhere (footnote 7)
-    return any(s == script and _aligned(text, w, script, language) for s, w in prediction)
+        hit = any(s == "Katakana" and w == text for s, w in prediction.units)
+        return Match(Evidence("katakana", text, form=text)) if hit else None
+    if script == "Han":  # each ideograph anywhere (footnote 7)
+        return Match(Evidence("ideograph", text, form=text)) if text in prediction.flat else None
+    if any(s == script and _aligned(text, w, script, language) for s, w in prediction.units):
+        return Match(Evidence("segment", text, form=text))
+    return None
 
 
 def _hangul(word: str) -> bool:
     return regex.search(r"\p{Script=Hangul}", word) is not None
 
 
-def _korean_spacing(gold: list[Unit], prediction: list[Unit], language: str) -> set[int]:
-    """Indices of gold Hangul words found with the spaces of a name moved (module docstring)."""
-    found: set[int] = set()
+def _korean_spacing(gold: list[Unit], prediction: list[Unit], language: str) -> dict[int, Match]:
+    """Gold Hangul words found with the spaces of a name moved (module docstring), by index."""
+    found: dict[int, Match] = {}
     pred_runs: list[list[str]] = [[]]
     for script, word in prediction:
         if script is None and _hangul(word):
@@ -268,12 +399,59 @@ def _korean_spacing(gold: list[Unit], prediction: list[Unit], language: str) -> 
             for start in range(i, j):
                 for stop in range(start + 1, j + 1):
                     phrase = "".join(w for _, w in gold[start:stop])
-                    if any(word_matches(phrase, p, language) for p in joined_pred):
-                        found.update(range(start, stop))
+                    hit = next((p for p in sorted(joined_pred) if word_matches(phrase, p, language)), None)
+                    if hit is not None:
+                        for k in range(start, stop):
+                            found.setdefault(k, Match(Evidence("spacing", gold[k][1], form=hit)))
             i = j
         else:
             i += 1
     return found
+
+
+@dataclass(frozen=True)
+class RecallVerdict:
+    """R(prediction, gold) with what each gold word matched (``evidence``: one Evidence per gold
+    word found) and ``flag``: why the layer was not sure (None when it was)."""
+
+    value: float
+    evidence: list[Evidence]
+    flag: str | None
+
+
+def _unsure_missing(unit: Unit, prediction: Prediction, language: str) -> str | None:
+    """A gold word not found while a prediction word starts with it and the language has no
+    profile to say whether the rest is an ending: the layer cannot decide."""
+    from babelprobe.text.affixes import suffixing
+
+    script, text = unit
+    _, unsure = suffixing(language or None)
+    if unsure is None or script is not None:
+        return None
+    glued = next((w for s, w in prediction.units if s is None and w != text and w.startswith(text)), None)
+    return f"{unsure}: {glued!r} may be a form of {text!r}" if glued else None
+
+
+def recall_verdict(gold: str, prediction: str, target_language: str = "") -> RecallVerdict:
+    """Normalized word recall (module docstring) with its evidence and flag."""
+    gold_split = _split_whole(gold, target_language, gold=True)
+    gold_units = _units(gold_split)
+    if not gold_units:
+        raise ValueError("empty gold answer (after normalisation): word recall is undefined")
+    pred_split = _split_whole(prediction, target_language)
+    predicted = Prediction(_units(pred_split), normalize(pred_split.rest), pred_split, fold(prediction, target_language))
+    spaced = _korean_spacing(gold_units, predicted.units, target_language)
+    evidence, reasons, hits = [], [], 0
+    for i, unit in enumerate(gold_units):
+        match = _found(unit, predicted, target_language, gold_split) or spaced.get(i)
+        if match is None:
+            reasons.append(_unsure_missing(unit, predicted, target_language))
+            continue
+        hits += 1
+        evidence.append(match.evidence)
+        reasons.append(match.unsure)
+    flag = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
+    return RecallVerdict(hits / len(gold_units), evidence, flag)
 
 
 def word_recall(gold: str, prediction: str, target_language: str = "", mode: StringMode = "normalized") -> float:
@@ -287,31 +465,30 @@ def word_recall(gold: str, prediction: str, target_language: str = "", mode: Str
         return sum(w in prediction for w in words) / len(words)
     if mode != "normalized":
         raise ValueError(f"unknown string-metric mode {mode!r}: normalized or compat")
-    gold_units = units_of(gold)
-    if not gold_units:
-        raise ValueError("empty gold answer (after normalisation): word recall is undefined")
-    predicted = units_of(prediction)
-    flat = normalize(_split_whole(prediction)[1])
-    spaced = _korean_spacing(gold_units, predicted, target_language)
-    return sum(i in spaced or _found(u, predicted, flat, target_language)
-               for i, u in enumerate(gold_units)) / len(gold_units)
+    return recall_verdict(gold, prediction, target_language).value
 
 
-# English is what Fig. 9 asks for; the others are unambiguous yes/no words small judges answer in.
-_YES = {"yes", "oui", "sí", "sì", "ja", "sim", "да", "はい", "예", "네", "हाँ", "כן"}
-_NO = {"no", "non", "nein", "não", "nao", "нет", "いいえ", "아니요", "아니오", "नहीं", "לא"}
+# With no language named, the judge's answer is read in English (Fig. 9), ECLeKTiC's languages,
+# Russian, and the languages whose yes/no words are in a script of their own; left out are words
+# that are ordinary words elsewhere (Nepali हो is Hindi "is", Pashto هو is Arabic "he").
+JUDGE_DEFAULT_LANGUAGES = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "zh", "ru", "uk", "ar",
+                           "fa", "ur", "el", "th", "bn", "ta", "te", "ml", "kn", "gu", "pa", "mr", "am", "ka", "hy",
+                           "si", "km", "lo", "my")
 
 
-def parse_judge(answer: str) -> bool | None:
+def parse_judge(answer: str, language: str | None = None) -> bool | None:
     """YES/NO from a judge's answer (Fig. 9 asks for a single English word): the first yes/no
     word decides, whatever the casing and surrounding words ("**Yes.**", "Output: NO - the
-    answer..."); None when there is neither (recorded, counted as not correct by the caller)."""
-    for word in re.findall(r"\w+", unicodedata.normalize("NFKC", answer).casefold()):
-        if word in _YES:
-            return True
-        if word in _NO:
-            return False
-    return None
+    answer..."), read by the language layer (text.yes_no: the layer's word tokens, so Hindi
+    हाँ/नहीं are words; the yes/no words of ``language`` and English, each from CLDR/glibc or a
+    grammar). None when there is neither: the caller records it as an error, never as NO."""
+    from babelprobe.text.yes_no import yes_no_evidence
+
+    if language:
+        return yes_no_evidence(answer, language)[0]
+    found = [yes_no_evidence(answer, code) for code in JUDGE_DEFAULT_LANGUAGES]
+    hits = [(e.span[0] if e and e.span else len(answer), verdict) for verdict, e in found if verdict is not None]
+    return min(hits, key=lambda hit: hit[0])[1] if hits else None
 
 
 def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:

@@ -20,8 +20,9 @@ from pydantic import BaseModel
 
 from babelprobe.families.eclektic.data import EclekticRow
 from babelprobe.languages import detect_script, language_name, language_script
-from babelprobe.families.eclektic.metrics import parse_judge, word_recall
+from babelprobe.families.eclektic.metrics import parse_judge, recall_verdict, word_recall
 from babelprobe.models.base import ChatMessage, Generate, GenerateResult, Request, Response
+from babelprobe.text.evidence import evidence_json
 
 Setting = Literal["closed-book", "general-hint", "source-language-name", "source-language-title", "open-book"]
 SETTINGS: tuple[str, ...] = ("closed-book", "general-hint", "source-language-name", "source-language-title", "open-book")
@@ -77,6 +78,10 @@ class EclekticRecord(BaseModel):
     prediction: str | None = None  # what is scored and judged
     recall: float | None = None  # normalised string metric
     recall_compat: float | None = None  # the official notebook's behaviour
+    # what each gold word of ``recall`` matched (JSON list of text.Evidence: rule, gold word, the
+    # predicted form) and why the language layer was not sure of the verdict (None: it was)
+    evidence: str | None = None
+    text_flag: str | None = None
     judge_answers: list[str] | None = None  # raw, one per judge
     judge_votes: list[bool | None] | None = None
     judge_correct: bool | None = None  # majority of the votes (a tie or no vote: not correct)
@@ -161,10 +166,11 @@ class EclekticProbe:
         (response,) = responses
         assert isinstance(response, GenerateResult)
         prediction = response.text.strip()
+        verdict = recall_verdict(row.answer, prediction, row.target_language)
         return self._base(
-            row, raw_prediction=response.text, prediction=prediction,
-            recall=word_recall(row.answer, prediction, row.target_language, "normalized"),
+            row, raw_prediction=response.text, prediction=prediction, recall=verdict.value,
             recall_compat=word_recall(row.answer, prediction, row.target_language, "compat"),
+            evidence=evidence_json(verdict.evidence), text_flag=verdict.flag,
         )
 
     def failed(self, row: EclekticRow, error: str) -> EclekticRecord:
@@ -182,10 +188,21 @@ def judge_request(row: EclekticRow, prediction: str, chat: bool, max_tokens: int
 
 
 def with_judgements(record: EclekticRecord, answers: list[str]) -> EclekticRecord:
-    """Attach the judges' raw answers, their parsed votes and the majority verdict."""
-    votes = [parse_judge(a) for a in answers]
-    correct = sum(v is True for v in votes) > len(votes) / 2  # strict majority; unparsed count against
-    return record.model_copy(update={"judge_answers": answers, "judge_votes": votes, "judge_correct": correct})
+    """Attach the judges' raw answers, their parsed votes (read in the target language and
+    English, metrics.parse_judge) and the strict-majority verdict. An answer that says neither
+    yes nor no is no vote: when the parsed votes alone settle the majority (2 of 3 say yes, or 2
+    of 3 say no) the verdict stands; otherwise the row is an error naming the unread answers,
+    never a wrong answer."""
+    votes = [parse_judge(a, record.target_language) for a in answers]
+    yes, no = sum(v is True for v in votes), sum(v is False for v in votes)
+    update: dict = {"judge_answers": answers, "judge_votes": votes}
+    if yes > len(votes) / 2 or no >= len(votes) / 2:
+        update["judge_correct"] = yes > len(votes) / 2
+    else:
+        unread = "; ".join(repr(a) for a, v in zip(answers, votes) if v is None)
+        update["error"] = (f"judge answer neither yes nor no in {record.target_language!r} or English ({unread}): "
+                           "the majority is undecided")
+    return record.model_copy(update=update)
 
 
 # Known-wrong answers every judge must refuse (issue 18: a weak judge is flagged). Built from the

@@ -48,6 +48,8 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
                       + "; ".join(parts), soft_wrap=True)
     if summary.judges:
         console.print("judges: " + ", ".join(plain(j) for j in summary.judges) + " (majority vote)", soft_wrap=True)
+    for line in text_flag_lines(summary):
+        console.print(f"[bold yellow]flagged:[/bold yellow] {plain(line)}", soft_wrap=True, highlight=False)
     for line in judge_check_lines(summary):
         console.print(plain(line), soft_wrap=True, highlight=False)
     if summary.judge_check is not None:
@@ -56,6 +58,24 @@ def print_eclektic_summary(summary: EclekticSummary, manifest: Manifest | None =
     if manifest is not None:
         console.print(f"{manifest.items} items, {manifest.errors} errors; {manifest.timings.get('total', 0):.1f} s total")
 
+
+
+def text_flag_lines(summary: EclekticSummary) -> list[str]:
+    """Per setting, the items whose recall verdict the language layer could not decide, counted
+    per target language (the items' ``text_flag`` says why)."""
+    return [f"{s.setting}: the language layer was not sure of the string verdict on "
+            + ", ".join(f"{n} {lang}" for lang, n in sorted(s.text_flags.items()))
+            + " items (see the items' text_flag)" for s in summary.settings if s.text_flags]
+
+
+def evidence_text(cell: object) -> str:
+    """An ``evidence`` cell for reading: 'rule: gold word = predicted form' per matched word."""
+    from babelprobe.text.evidence import evidence_from_json
+
+    if not isinstance(cell, str):
+        return ""
+    return "; ".join(f"{e.rule}: {e.matched}" + (f" = {e.form}" if e.form and e.form != e.matched else "")
+                     for e in evidence_from_json(cell))
 
 
 def judge_check_lines(summary: EclekticSummary) -> list[str]:
@@ -120,7 +140,7 @@ def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Sec
                      for s in summary.settings for label, t in s.same_script.items()])
     paragraphs = [f"judges: {', '.join(summary.judges)} (majority vote)" if summary.judges
                   else "no judge: the string metric (word recall) only"]
-    paragraphs += judge_check_lines(summary)
+    paragraphs += judge_check_lines(summary) + text_flag_lines(summary)
     if summary.judge_check is not None:
         paragraphs += [f"warning: {w}" for w in summary.judge_check.warnings]
     rows = []
@@ -131,10 +151,13 @@ def eclektic_sections(summary: EclekticSummary, items: pd.DataFrame) -> list[Sec
             verdict = f"recall {r.recall:.2f}"
             if getattr(r, "judge_correct", None) is not None:
                 verdict = ("judge: correct" if r.judge_correct else "judge: not correct") + "; " + verdict
+        flag = text(getattr(r, "text_flag", None))
         rows.append([r.setting, f"{r.source_language} → {r.target_language}", r.target_language, text(r.prompt),
-                     text(r.prediction), r.answer, text(getattr(r, "judge_answers", None)), verdict])
+                     text(r.prediction), r.answer, text(getattr(r, "judge_answers", None)), verdict,
+                     evidence_text(getattr(r, "evidence", None)), f"flagged: {flag}" if flag else ""])
     table = ItemTable(["setting", "source → target", "target", "prompt", "model output", "gold", "judge answers",
-                       "verdict"], rows, filters=["setting", "target", "verdict"])
+                       "verdict", "evidence (gold word matched as)", "text flag"], rows,
+                      filters=["setting", "target", "verdict", "text flag"])
     return [Section("ECLeKTiC summary", paragraphs, [scores, scripts],
                     [figure(fig) for _, fig in eclektic_figure_list(summary)]),
             Section("items", ["every (question, target language, setting) with the model's answer"], items=table)]

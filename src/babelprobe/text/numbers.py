@@ -1,0 +1,206 @@
+"""Number tokens: one canonical form for a number however it is written.
+
+ECLeKTiC's normalized recall (§3.1; families/eclektic/metrics.py) compares numbers in this form,
+so a gold ``1 000 000`` is found as ``1000000``, ``−40`` as ``-40`` and ``1990–1995`` as
+``1990-1995``. :func:`canonical_number` reads, with its reason:
+
+- native digits (every Unicode decimal digit, ``unicodedata.decimal``: ١٩٤٥, ۱۹۴۵, १९४५, ๑๙๔๕) and
+  full-width forms (NFKC: １９４５, ＄５, １，０００) as ASCII; positional Han digits (二〇〇一) as
+  digits too;
+- every dash between or before digits (hyphen-minus, U+2010-2015 hyphens and dashes, the minus
+  sign U+2212, the small and full-width hyphen-minus) as ``-``: writers and fonts swap them;
+- group separators only where they cannot be read otherwise: a space of any width (no-break
+  U+00A0, thin U+2009, narrow no-break U+202F, figure U+2007), the apostrophe (Swiss 1'000) and
+  the Arabic thousands separator U+066C always; ``,`` or ``.`` only when CLDR (via babel) gives it
+  as the language's group symbol and the digits are grouped by its pattern (threes, and Indian
+  1,00,000 where CLDR's pattern says so). The language's decimal symbol (and U+066B) becomes
+  ``.`` (trailing zeros of a fraction dropped: 3,50 = 3.5); a single separator that cannot be a
+  group separator is a decimal mark (German 3.5 and
+  English 3,5 are both 3.5). With no language, only ``.`` is a decimal mark and ``,`` is not read
+  (1,000 stays 1,000: the comma is a decimal mark in half the world's languages);
+- a currency sign (Unicode category Sc) before or after the number, with or without a space, as
+  a prefix: ``$ 5``, ``5$``, ``5 €`` -> ``$5``, ``€5``; a percent or per-mille sign before
+  (Turkish %5) or after (French 5 %) as a suffix: ``5%``; an Arabic percent sign U+066A as ``%``;
+- a decade with or without the apostrophe (1980's, 1980’s, 1980s) as ``1980s``;
+- an upper-case Roman numeral (XIV, MCMXLV) as its value; lower case is left alone (it is a word
+  in too many languages: mix, dim, vi).
+
+Anything else made of digits and separators (dates 1945-05-12, scores 2:1, times 10:30) is kept as
+written but for the digits and dashes. Not a number: None.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+SPACES = "\u00a0\u2007\u2009\u202f "  # after NFKC all are " ", but callers may pass raw text
+_ALWAYS_GROUP = {" ", "'", "\u2019", "\u066c"}
+_HAN_DIGITS = dict(zip("〇一二三四五六七八九", "0123456789"))
+_ROMAN = re.compile(r"M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
+_ROMAN_VALUES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+_DECADE = re.compile(r"(\d{3}0)['\u2019\u02bc]?s")
+_SEPARATED = re.compile(r"[\d.,:/\-' \u2019\u066b\u066c]*\d[\d.,:/\-' \u2019\u066b\u066c]*")
+
+
+def roman_value(token: str) -> int | None:
+    """The value of an upper-case Roman numeral (I, XIV, MCMXLV), else None."""
+    if not token or not _ROMAN.fullmatch(token):
+        return None
+    values = [_ROMAN_VALUES[ch] for ch in token]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+@lru_cache(maxsize=256)
+def number_symbols(language: str | None) -> tuple[str, str, tuple[int, int]] | None:
+    """(decimal symbol, group symbol, (primary, secondary) grouping) from CLDR via babel, NFKC'd
+    (French's narrow no-break space is a space); None for no language or one babel does not know."""
+    if not language:
+        return None
+    try:
+        from babel import Locale, UnknownLocaleError
+        from babel.numbers import get_decimal_symbol, get_group_symbol
+    except ImportError:  # babel is a dependency; without it only the unambiguous rules apply
+        return None
+    try:
+        locale = Locale.parse(language.replace("-", "_"))
+    except (UnknownLocaleError, ValueError, TypeError):
+        return None
+    pattern = locale.decimal_formats.get(None)
+    grouping = pattern.grouping if pattern is not None else (3, 3)
+    return (unicodedata.normalize("NFKC", get_decimal_symbol(locale)),
+            unicodedata.normalize("NFKC", get_group_symbol(locale)), (int(grouping[0]), int(grouping[1])))
+
+
+def ascii_digits(text: str) -> str:
+    """NFKC, every decimal digit as ASCII, every dash as '-'."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(str(unicodedata.decimal(ch)) if unicodedata.category(ch) == "Nd" else ch for ch in text)
+    return "".join("-" if ch in DASHES else ch for ch in text)
+
+
+def _grouped(digits: str, group: str, grouping: tuple[int, int]) -> str | None:
+    """``digits`` without its group separators when they are placed by the pattern, else None."""
+    parts = digits.split(group)
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return None
+    primary, secondary = grouping
+    if len(parts[-1]) != primary or not 1 <= len(parts[0]) <= secondary:
+        return None
+    if any(len(p) != secondary for p in parts[1:-1]):
+        return None
+    return "".join(parts)
+
+
+def _body(body: str, language: str | None) -> str | None:
+    """Digits with group and decimal separators as 'digits[.digits]', None when they are not one
+    number as the module docstring reads them."""
+    symbols = number_symbols(language)
+    decimal, group, grouping = symbols if symbols else (".", None, (3, 3))
+    body = body.replace("\u066b", decimal)
+    seps = [ch for ch in body if not ch.isdigit()]
+    if not seps:
+        return body
+    groups = _ALWAYS_GROUP | ({group} if group else set())
+    integer, fraction = body, ""
+    if decimal in seps and seps.count(decimal) == 1 and seps[-1] == decimal:
+        integer, fraction = body.split(decimal)
+    elif len(seps) == 1 and seps[0] in ".," and seps[0] not in _ALWAYS_GROUP:
+        # one separator: a group separator where the grouping fits, else a decimal mark
+        sep = seps[0]
+        joined = _grouped(body, sep, grouping) or _grouped(body, sep, (3, 3))
+        if sep == group and joined is not None:
+            return joined
+        if sep == group or symbols is not None or sep == ".":
+            integer, fraction = body.split(sep)
+        else:
+            return None
+    if not fraction.isdigit() and fraction:
+        return None
+    int_seps = {ch for ch in integer if not ch.isdigit()}
+    if int_seps:
+        if len(int_seps) != 1 or not int_seps <= groups:
+            return None
+        sep = int_seps.pop()
+        joined = _grouped(integer, sep, grouping) or _grouped(integer, sep, (3, 3))
+        if joined is None:
+            return None
+        integer = joined
+    if not integer:
+        return None
+    fraction = fraction.rstrip("0")  # 3,50 € is 3.5 €
+    return integer + ("." + fraction if fraction else "")
+
+
+def canonical_number(token: str, language: str | None = None) -> str | None:
+    """The canonical form of a number token (module docstring), None when it is not a number."""
+    raw = token.strip()
+    if raw and raw.isupper() and (value := roman_value(raw)) is not None:
+        return str(value)
+    if raw and all(ch in _HAN_DIGITS for ch in raw) and len(raw) > 1:
+        return "".join(_HAN_DIGITS[ch] for ch in raw)
+    text = ascii_digits(raw).replace("\u066a", "%")
+    if not any(ch.isdigit() for ch in text):
+        return None
+    currency, percent, sign = "", "", ""
+    if text and unicodedata.category(text[0]) == "Sc":
+        currency, text = text[0], text[1:].lstrip()
+    elif text and unicodedata.category(text[-1]) == "Sc":
+        currency, text = text[-1], text[:-1].rstrip()
+    if text[:1] in "%‰":
+        percent, text = text[0], text[1:].lstrip()
+    elif text[-1:] in "%‰":
+        percent, text = text[-1], text[:-1].rstrip()
+    if text[:1] in "-+" and text[1:2].isdigit():
+        sign, text = text[0], text[1:]
+    if not currency and text and unicodedata.category(text[0]) == "Sc":  # -$5
+        currency, text = text[0], text[1:].lstrip()
+    decade = _DECADE.fullmatch(text)
+    if decade and not (currency or percent):
+        return sign + decade.group(1) + "s"
+    if not text or not _SEPARATED.fullmatch(text):
+        return None
+    body = _body(text, language)
+    if body is None:
+        if currency or percent:
+            return None
+        # dates, scores, times, ranges: as written, digits and dashes canonical
+        pieces = re.split(r"([-:/])", text)
+        numbers = [_body(p, language) if i % 2 == 0 else p for i, p in enumerate(pieces)]
+        if any(n is None for n in numbers):
+            return sign + text
+        return sign + "".join(n for n in numbers if n is not None)
+    return sign + currency + body + percent
+
+
+# a number whose digit groups are separated by spaces of any width (1 000 000, 1 000): the
+# spaces are part of it; the lead group has 1-3 digits so "in 1945 100 people" stays two numbers
+_SPACED_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u00a0\u2007\u2009\u202f ]\d{3})+(?![\d])")
+# a currency or percent sign written apart from its number (5 €, $ 5, 5 %, % 5)
+_SIGN_APART = r"(\p{Sc}|%)[\u00a0\u2007\u2009\u202f ](?=[-+]?\d)|(?<=\d)[\u00a0\u2007\u2009\u202f ](\p{Sc}|%|‰)(?!\w)"
+
+
+def join_number_spaces(text: str, space_groups: bool = True) -> str:
+    """Running text with the spaces inside numbers removed, so that a whitespace split keeps
+    each number whole: digit groups (no-break, thin, narrow and figure spaces always; a plain
+    space too when ``space_groups``, for languages that group digits with a space) and a
+    currency or percent sign set apart from its number."""
+    import regex
+
+    def join_groups(match: re.Match) -> str:
+        joined = match.group(0)
+        if not space_groups and " " in joined:
+            return joined
+        return "".join(ch for ch in joined if ch not in SPACES)
+
+    text = _SPACED_NUMBER.sub(join_groups, text)
+    return regex.sub(_SIGN_APART, lambda m: m.group(1) or m.group(2), text)
+
+
+def groups_with_space(language: str | None) -> bool:
+    """Whether the language's CLDR group symbol is a space (fr, ru, pl, sv, ...): then a plain
+    space between digit groups is read as one, as people type it."""
+    symbols = number_symbols(language)
+    return symbols is not None and symbols[1].isspace()
