@@ -98,7 +98,8 @@ def _cased_as_name(written: str, name: str) -> bool:
     not the name Alice. Scripts without case always pass."""
     if not written or not name[0].isupper():
         return True
-    return written[0].isupper() or written.isupper()
+    # Irish writes a mutation's letters lower case before the capital (hÁine, bPádraig, bhFiachra)
+    return any(ch.isupper() for ch in written[:3]) or written.isupper()
 
 
 _KATAKANA = regex.compile(r"[\p{Script=Katakana}\u30FC]")

@@ -22,7 +22,10 @@ source``), one row per declension class, affix slot or elision, each with its gr
   never Anna);
 - ``patronymic``: endings of a patronymic (Arkadyevna, Аркадьевна): a word after a part of the
   name that ends so is the same person's, not another name;
-- ``none``: the language's names take no endings.
+- ``none``: the language's names take no endings;
+- ``initial``: an initial mutation: a name (or form) beginning with ``when`` also appears with
+  that beginning written as each of ``forms`` (``-``: dropped): Irish lenition Máire -> Mháire,
+  eclipsis Pádraig -> bPádraig, Welsh soft mutation Dafydd -> Ddafydd, Gwen -> Wen.
 
 Unsure is said, never guessed: a token that starts with the name but is not a form the paradigm
 builds is **unsure** (``Unsure`` naming it) where the language's profile (``text/languages.py``)
@@ -43,7 +46,7 @@ from typing import Literal
 from babelprobe.text.evidence import Unsure
 from babelprobe.text.normalize import fold
 
-Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic"]
+Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"]
 COLUMNS = ["rule", "when", "forms", "keep", "source"]
 
 
@@ -92,7 +95,7 @@ def paradigm(language: str | None) -> Paradigm | None:
         if len(row) != len(COLUMNS):
             raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
         rule, when, forms, keep, source = row
-        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic"):
+        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"):
             raise ValueError(f"{name}:{line}: field 'rule' is {rule!r}")
         if keep not in ("yes", "no"):
             raise ValueError(f"{name}:{line}: field 'keep' is {keep!r}, expected yes/no")
@@ -312,6 +315,23 @@ def _built(name: str, rows: list[ParadigmRow], bound: bool) -> list[NameForm]:
     return out
 
 
+def _mutated(forms: list[NameForm], rows: list[ParadigmRow]) -> list[NameForm]:
+    """Each form with its beginning mutated as the ``initial`` rows say (the longest beginning
+    of a row that the form starts with)."""
+    out = []
+    for row in rows:
+        for form in forms:
+            starts = [w for w in row.when if w and form.form.startswith(w) and len(form.form) > len(w)]
+            if not starts:
+                continue
+            start = max(starts, key=len)
+            for new in row.forms:
+                mutated = ("" if new == "-" else new) + form.form[len(start):]
+                out.append(NameForm(mutated, f"initial {start}- -> {new}- ({row.where}) on {form.rule}",
+                                    "; ".join(filter(None, [row.source, form.source])), form.bound, form.takes_suffix))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def name_forms(name: str, language: str | None) -> NameForms:
     """The forms of a one-word ``name`` in ``language``: the name itself and what the
@@ -327,6 +347,7 @@ def name_forms(name: str, language: str | None) -> NameForms:
     if table:
         forms += _built(folded, table.of("replace"), bound=False)
         forms += _built(folded, table.of("stem"), bound=True)
+        forms += _mutated(forms, table.of("initial"))
     seen: dict[str, NameForm] = {}
     for form in forms:
         seen.setdefault(form.form, form)
