@@ -173,8 +173,8 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
             continue
         (first, placed_first, before, _), (last, placed_last, _, after) = placements[0], placements[-1]
         start, end = first.start, last.end
-        if _HYPHENATED.match(text, end) or _HYPHENATED_BEFORE.search(text[:start]):
-            continue  # a part of a hyphenated name is another name (Jean in Jean-Pierre)
+        if _HYPHENATED.match(text, end) or (_HYPHENATED_BEFORE.search(text[:start]) and not placed_first.prefix):
+            continue  # a part of a hyphenated name is another name (Jean in Jean-Pierre; not Malagasy an-dRabe)
         keep_before = before if placed_first.keep_prefix else 0
         keep_after = after if placed_last.keep_suffix else 0
         rules = "; ".join(p.rule for _, p, _, _ in placements)
