@@ -317,15 +317,17 @@ def _built(name: str, rows: list[ParadigmRow], bound: bool) -> list[NameForm]:
 
 def _mutated(forms: list[NameForm], rows: list[ParadigmRow]) -> list[NameForm]:
     """Each form with its beginning mutated as the ``initial`` rows say (the longest beginning
-    of a row that the form starts with)."""
+    of a row that the form starts with). A row with as many ``forms`` as ``when`` pairs them in
+    order (b|c|d -> bh|ch|dh); otherwise each beginning takes every form."""
     out = []
     for row in rows:
+        paired = len(row.when) == len(row.forms) > 1
         for form in forms:
             starts = [w for w in row.when if w and form.form.startswith(w) and len(form.form) > len(w)]
             if not starts:
                 continue
             start = max(starts, key=len)
-            for new in row.forms:
+            for new in ([row.forms[row.when.index(start)]] if paired else row.forms):
                 mutated = ("" if new == "-" else new) + form.form[len(start):]
                 out.append(NameForm(mutated, f"initial {start}- -> {new}- ({row.where}) on {form.rule}",
                                     "; ".join(filter(None, [row.source, form.source])), form.bound, form.takes_suffix))
