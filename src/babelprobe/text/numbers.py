@@ -178,13 +178,15 @@ def canonical_number(token: str, language: str | None = None) -> str | None:
 # a number whose digit groups are separated by spaces of any width (1 000 000, 1 000): the
 # spaces are part of it; the lead group has 1-3 digits so "in 1945 100 people" stays two numbers
 _SPACED_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u00a0\u2007\u2009\u202f ]\d{3})+(?![\d])")
+# a range written with spaces around its dash (1914 – 1918): one range, as 1914–1918
+_SPACED_RANGE = re.compile(r"(\d)[\u00a0\u2009\u202f ][-\u2010-\u2015\u2212][\u00a0\u2009\u202f ](\d)")
 # a currency or percent sign written apart from its number (5 €, $ 5, 5 %, % 5)
 _SIGN_APART = r"(\p{Sc}|%)[\u00a0\u2007\u2009\u202f ](?=[-+]?\d)|(?<=\d)[\u00a0\u2007\u2009\u202f ](\p{Sc}|%|‰)(?!\w)"
 
 
 def join_number_spaces(text: str, space_groups: bool = True) -> str:
     """Running text with the spaces inside numbers removed, so that a whitespace split keeps
-    each number whole: digit groups (no-break, thin, narrow and figure spaces always; a plain
+    each number whole: a range's spaced dash (1914 – 1918), digit groups (no-break, thin, narrow and figure spaces always; a plain
     space too when ``space_groups``, for languages that group digits with a space) and a
     currency or percent sign set apart from its number."""
     import regex
@@ -196,6 +198,7 @@ def join_number_spaces(text: str, space_groups: bool = True) -> str:
         return "".join(ch for ch in joined if ch not in SPACES)
 
     text = _SPACED_NUMBER.sub(join_groups, text)
+    text = _SPACED_RANGE.sub(r"\1-\2", text)
     return regex.sub(_SIGN_APART, lambda m: m.group(1) or m.group(2), text)
 
 

@@ -64,10 +64,6 @@ def yes_no_words(language: str | None) -> tuple[YesNoWord, ...]:
     return tuple(out)
 
 
-def has_yes_no(language: str | None) -> bool:
-    return bool(yes_no_words(language))
-
-
 def _entries(language: str | None) -> tuple[YesNoWord, ...]:
     own = yes_no_words(language)
     english = yes_no_words(ALWAYS) if _code(language) != ALWAYS else ()

@@ -84,7 +84,8 @@ class EclekticRecord(BaseModel):
     text_flag: str | None = None
     judge_answers: list[str] | None = None  # raw, one per judge
     judge_votes: list[bool | None] | None = None
-    judge_correct: bool | None = None  # majority of the votes (a tie or no vote: not correct)
+    judge_correct: bool | None = None  # strict majority (a tie: not correct; left undecided by answers that are
+    # neither yes nor no: None, and the row is an error, with_judgements)
     # the judges' majority verdicts on this (question, target language)'s known-wrong controls
     # (``judge_controls``): a judge that accepts them is not judging (analysis.JudgeCheck)
     control_names: list[str] | None = None
