@@ -17,7 +17,7 @@ import regex
 
 from babelprobe.languages import is_unspaced, join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import is_patronymic, name_forms, name_parts
+from babelprobe.text.names import is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -240,8 +240,7 @@ def _masked(text: str, names: tuple[str, ...], language: str) -> Masked:
     refused: list[tuple[Token, str]] = []
     for name in names:
         if is_unspaced(name[0]) or is_unspaced(name[-1]):
-            parts = [p for p in regex.split(_SEPARATOR + "+", name) if p]
-            for part in ([name] + (parts if len(parts) > 1 else [])):  # アンナ・カレーニナ, and カレーニナ alone
+            for part in [name] + unspaced_parts(name, language):  # アンナ・カレーニナ, カレーニナ alone; 山田太郎, 太郎
                 hits += [_Hit(h.start, h.end, 0, 0, h.evidence, name) for h in _unspaced_hits(text, part, language)
                          if part == name or not is_title(part, language)]
             continue

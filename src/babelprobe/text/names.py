@@ -371,6 +371,29 @@ def name_parts(name: str, language: str | None = None) -> list[str]:
     return [token.text for token in tokens(name, language) if token.kind in ("word", "number")]
 
 
+_UNSPACED_SEPARATORS = "\u00b7\u2027\u30fb\uff65=\uff1d\u30a0\u2e31\u2e33\u2022"
+
+
+def unspaced_parts(name: str, language: str | None = None) -> list[str]:
+    """The parts of a name written in a script without spaces that can name the character alone:
+    the pieces between name separators (アンナ・カレーニナ -> アンナ, カレーニナ), and in Japanese the
+    dictionary words of a piece written without one (山田太郎 -> 山田, 太郎: UniDic knows surnames
+    and given names), each of two characters or more. Chinese dictionaries do not split names
+    (林黛玉 stays whole), so there a part needs its separator."""
+    import regex
+
+    pieces = [p for p in regex.split(r"[\s" + _UNSPACED_SEPARATORS + "]+", name) if p]
+    parts = list(pieces) if len(pieces) > 1 else []
+    if _base(language) == "ja":
+        from babelprobe.text.segment import words
+
+        for piece in pieces:
+            found = words(piece, "ja")
+            if len(found) > 1 and all(len(w) >= 2 for w in found):
+                parts += found
+    return list(dict.fromkeys(parts))
+
+
 def is_name(phrase: str, name: str, language: str | None = None) -> bool:
     """Is ``phrase`` (as written in a text) this character's name: every word of it a form of a
     word of the name (its parts used alone count: Vronsky for Alexei Vronsky), titles aside,
@@ -384,7 +407,7 @@ def is_name(phrase: str, name: str, language: str | None = None) -> bool:
     code = _base(language) or None
     if char_script(name[0]) in UNSPACED_SCRIPTS or char_script(name[-1]) in UNSPACED_SCRIPTS:
         whole = fold(name, code)
-        parts = {p for p in whole.split() if p}
+        parts = {p for p in whole.split() if p} | {fold(p, code) for p in unspaced_parts(name, code)}
         said = fold(phrase, code)
         return said.replace(" ", "") == whole.replace(" ", "") or said in parts
     parts = [p for p in name_parts(name, code) if not is_title(p, code)]
