@@ -162,13 +162,15 @@ def test_two_questions_end_to_end_store_raw_and_cut_answers(tmp_path, gemma, smo
                             cache=tmp_path / "c.sqlite", figures=False)
     run(config, backends={config.model: gemma, SMOLLM2: smollm2})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
-    assert len(items) == 10 and items["error"].isna().all()
+    # an error only where the 135M judge answered neither yes nor no: no vote, never a NO (issue 27)
+    undecided = items["error"].notna()
+    assert len(items) == 10 and items.loc[undecided, "error"].str.contains("neither yes nor no").all()
     assert {"raw_prediction", "prediction"} <= set(items.columns)
     # Gemma has no chat template: one line per answer, cut by the backend at the stop string
     assert items["prompt"].str.endswith("\n\n").all()
     assert not items["raw_prediction"].str.contains("\n").any()
     assert (items["prediction"] == items["raw_prediction"].str.strip()).all()
-    assert items["judge_correct"].notna().all()
+    assert items.loc[~undecided, "judge_correct"].notna().all()
     overall = json.loads((tmp_path / "run" / "summary.json").read_text())["settings"][0]["judge"]["overall"]
     assert {"margin", "ci_low", "ci_high", "ci_degenerate"} <= set(overall)
 
