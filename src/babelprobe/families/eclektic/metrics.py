@@ -161,9 +161,10 @@ _NUMBER_ENDING = regex.compile(r"(\d)-(\p{L}+)$")
 # an ordinal indicator after a full stop (Spanish, Portuguese 1.º, 2.ª; NFKC gives o, a)
 _ORDINAL_DOT = regex.compile(r"(?<=\d)\.(?=[oa]$)")
 _NUMBER_HEAD = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])")
-# languages that write a case ending after a number and a hyphen (Timberlake 2004 §; Pugh and
-# Press 1999; Bulgarian, Belarusian, Serbian likewise; Hungarian 1990-ben, Rounds 2009)
-_NUMBER_ENDING_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "mk", "kk", "ky", "tg", "mn"})
+# languages that write a case ending after a number and a hyphen (Russian 1945-м, Timberlake,
+# A Reference Grammar of Russian 2004; Ukrainian 1991-го, Pugh and Press 1999; the other Cyrillic
+# languages likewise; Hungarian 1990-ben, Rounds 2009)
+_NUMBER_ENDING_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "mk", "kk", "ky", "tg", "mn", "hu"})
 _ABBREVIATION = regex.compile(r"\p{L}{1,2}(?:\.\p{L}{1,2})+")
 
 
