@@ -26,8 +26,18 @@ OPERATIONS = {"recall", "number", "yes_no"}
 REQUIRED = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "zh", "ms", "fil", "ar")
 
 
+# Rows the layer still reads wrong (lang-review, issue 27): strict, so a fix must take its row out.
+STILL_WRONG = {
+    ("es", "EE. UU."): "an abbreviation written as two dotted words with a space (EE. UU.) is not joined to EEUU",
+    ("id", "Rp 5.000"): "a currency written as letters (Rp, not a currency sign) is not joined to its number",
+    ("en", "\u22123.5 \u00b0C"): "a unit sign apart from its number (3.5 \u00b0C) is not joined as currency and % are",
+}
+
+
 @pytest.mark.parametrize("case", case_params(OPERATIONS))
-def test_conformance(case: Case) -> None:
+def test_conformance(case: Case, request: pytest.FixtureRequest) -> None:
+    if (why := STILL_WRONG.get((case.language, case.input))) is not None:
+        request.applymarker(pytest.mark.xfail(reason=why, strict=True))
     if case.operation == "recall":
         got = word_recall(case.argument, case.input, case.language)
         assert got == pytest.approx(float(case.expected), abs=0.001), f"{case.where} ({case.source})"

@@ -17,7 +17,7 @@ import regex
 
 from babelprobe.languages import is_unspaced, join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import is_patronymic, name_forms, name_parts
+from babelprobe.text.names import is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -98,7 +98,8 @@ def _cased_as_name(written: str, name: str) -> bool:
     not the name Alice. Scripts without case always pass."""
     if not written or not name[0].isupper():
         return True
-    return written[0].isupper() or written.isupper()
+    # Irish writes a mutation's letters lower case before the capital (hÁine, bPádraig, bhFiachra)
+    return any(ch.isupper() for ch in written[:3]) or written.isupper()
 
 
 _KATAKANA = regex.compile(r"[\p{Script=Katakana}\u30FC]")
@@ -172,8 +173,8 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
             continue
         (first, placed_first, before, _), (last, placed_last, _, after) = placements[0], placements[-1]
         start, end = first.start, last.end
-        if _HYPHENATED.match(text, end) or _HYPHENATED_BEFORE.search(text[:start]):
-            continue  # a part of a hyphenated name is another name (Jean in Jean-Pierre)
+        if _HYPHENATED.match(text, end) or (_HYPHENATED_BEFORE.search(text[:start]) and not placed_first.prefix):
+            continue  # a part of a hyphenated name is another name (Jean in Jean-Pierre; not Malagasy an-dRabe)
         keep_before = before if placed_first.keep_prefix else 0
         keep_after = after if placed_last.keep_suffix else 0
         rules = "; ".join(p.rule for _, p, _, _ in placements)
@@ -239,8 +240,7 @@ def _masked(text: str, names: tuple[str, ...], language: str) -> Masked:
     refused: list[tuple[Token, str]] = []
     for name in names:
         if is_unspaced(name[0]) or is_unspaced(name[-1]):
-            parts = [p for p in regex.split(_SEPARATOR + "+", name) if p]
-            for part in ([name] + (parts if len(parts) > 1 else [])):  # アンナ・カレーニナ, and カレーニナ alone
+            for part in [name] + unspaced_parts(name, language):  # アンナ・カレーニナ, カレーニナ alone; 山田太郎, 太郎
                 hits += [_Hit(h.start, h.end, 0, 0, h.evidence, name) for h in _unspaced_hits(text, part, language)
                          if part == name or not is_title(part, language)]
             continue

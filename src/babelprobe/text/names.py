@@ -22,7 +22,10 @@ source``), one row per declension class, affix slot or elision, each with its gr
   never Anna);
 - ``patronymic``: endings of a patronymic (Arkadyevna, Аркадьевна): a word after a part of the
   name that ends so is the same person's, not another name;
-- ``none``: the language's names take no endings.
+- ``none``: the language's names take no endings;
+- ``initial``: an initial mutation: a name (or form) beginning with ``when`` also appears with
+  that beginning written as each of ``forms`` (``-``: dropped): Irish lenition Máire -> Mháire,
+  eclipsis Pádraig -> bPádraig, Welsh soft mutation Dafydd -> Ddafydd, Gwen -> Wen.
 
 Unsure is said, never guessed: a token that starts with the name but is not a form the paradigm
 builds is **unsure** (``Unsure`` naming it) where the language's profile (``text/languages.py``)
@@ -43,7 +46,7 @@ from typing import Literal
 from babelprobe.text.evidence import Unsure
 from babelprobe.text.normalize import fold
 
-Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic"]
+Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"]
 COLUMNS = ["rule", "when", "forms", "keep", "source"]
 
 
@@ -92,7 +95,7 @@ def paradigm(language: str | None) -> Paradigm | None:
         if len(row) != len(COLUMNS):
             raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
         rule, when, forms, keep, source = row
-        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic"):
+        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"):
             raise ValueError(f"{name}:{line}: field 'rule' is {rule!r}")
         if keep not in ("yes", "no"):
             raise ValueError(f"{name}:{line}: field 'keep' is {keep!r}, expected yes/no")
@@ -312,6 +315,25 @@ def _built(name: str, rows: list[ParadigmRow], bound: bool) -> list[NameForm]:
     return out
 
 
+def _mutated(forms: list[NameForm], rows: list[ParadigmRow]) -> list[NameForm]:
+    """Each form with its beginning mutated as the ``initial`` rows say (the longest beginning
+    of a row that the form starts with). A row with as many ``forms`` as ``when`` pairs them in
+    order (b|c|d -> bh|ch|dh); otherwise each beginning takes every form."""
+    out = []
+    for row in rows:
+        paired = len(row.when) == len(row.forms) > 1
+        for form in forms:
+            starts = [w for w in row.when if w and form.form.startswith(w) and len(form.form) > len(w)]
+            if not starts:
+                continue
+            start = max(starts, key=len)
+            for new in ([row.forms[row.when.index(start)]] if paired else row.forms):
+                mutated = ("" if new == "-" else new) + form.form[len(start):]
+                out.append(NameForm(mutated, f"initial {start}- -> {new}- ({row.where}) on {form.rule}",
+                                    "; ".join(filter(None, [row.source, form.source])), form.bound, form.takes_suffix))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def name_forms(name: str, language: str | None) -> NameForms:
     """The forms of a one-word ``name`` in ``language``: the name itself and what the
@@ -327,6 +349,7 @@ def name_forms(name: str, language: str | None) -> NameForms:
     if table:
         forms += _built(folded, table.of("replace"), bound=False)
         forms += _built(folded, table.of("stem"), bound=True)
+        forms += _mutated(forms, table.of("initial"))
     seen: dict[str, NameForm] = {}
     for form in forms:
         seen.setdefault(form.form, form)
@@ -348,6 +371,29 @@ def name_parts(name: str, language: str | None = None) -> list[str]:
     return [token.text for token in tokens(name, language) if token.kind in ("word", "number")]
 
 
+_UNSPACED_SEPARATORS = "\u00b7\u2027\u30fb\uff65=\uff1d\u30a0\u2e31\u2e33\u2022"
+
+
+def unspaced_parts(name: str, language: str | None = None) -> list[str]:
+    """The parts of a name written in a script without spaces that can name the character alone:
+    the pieces between name separators (アンナ・カレーニナ -> アンナ, カレーニナ), and in Japanese the
+    dictionary words of a piece written without one (山田太郎 -> 山田, 太郎: UniDic knows surnames
+    and given names), each of two characters or more. Chinese dictionaries do not split names
+    (林黛玉 stays whole), so there a part needs its separator."""
+    import regex
+
+    pieces = [p for p in regex.split(r"[\s" + _UNSPACED_SEPARATORS + "]+", name) if p]
+    parts = list(pieces) if len(pieces) > 1 else []
+    if _base(language) == "ja":
+        from babelprobe.text.segment import words
+
+        for piece in pieces:
+            found = words(piece, "ja")
+            if len(found) > 1 and all(len(w) >= 2 for w in found):
+                parts += found
+    return list(dict.fromkeys(parts))
+
+
 def is_name(phrase: str, name: str, language: str | None = None) -> bool:
     """Is ``phrase`` (as written in a text) this character's name: every word of it a form of a
     word of the name (its parts used alone count: Vronsky for Alexei Vronsky), titles aside,
@@ -361,7 +407,7 @@ def is_name(phrase: str, name: str, language: str | None = None) -> bool:
     code = _base(language) or None
     if char_script(name[0]) in UNSPACED_SCRIPTS or char_script(name[-1]) in UNSPACED_SCRIPTS:
         whole = fold(name, code)
-        parts = {p for p in whole.split() if p}
+        parts = {p for p in whole.split() if p} | {fold(p, code) for p in unspaced_parts(name, code)}
         said = fold(phrase, code)
         return said.replace(" ", "") == whole.replace(" ", "") or said in parts
     parts = [p for p in name_parts(name, code) if not is_title(p, code)]

@@ -82,6 +82,8 @@ def _class_of(ch: str) -> str | None:
     category = unicodedata.category(ch)
     if category == "Nd":
         return "digit"
+    if category == "Lm" and 0x02B0 <= ord(ch) <= 0x02FF:
+        return None  # a spacing modifier letter (Script=Common): the Ukrainian apostrophe ʼ joins Марʼяна
     if category[0] == "L":
         return char_script(ch)  # None for a letter of no one script (the okina ʻ, ª): it joins
     return None

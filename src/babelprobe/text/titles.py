@@ -84,11 +84,32 @@ def _keys(language: str | None) -> dict[str, Title]:
 
 
 def find_title(word: str, language: str | None = None) -> Title | None:
-    """The title row ``word`` is (as written or transliterated), or None."""
+    """The title row ``word`` is (as written or transliterated, or a case form of it that the
+    language's name paradigm builds: Polish panu, Russian князя), or None."""
     if not isinstance(language, str) or not language:
         language = None
     keys = _keys(language)
-    return keys.get(_key_fold(word, language)) or keys.get(_key_ascii(word))
+    found = keys.get(_key_fold(word, language)) or keys.get(_key_ascii(word))
+    if found is None and language is not None:
+        found = _inflected_title(word.rstrip("."), language.split("-")[0].lower())
+    return found
+
+
+@lru_cache(maxsize=65536)
+def _inflected_title(word: str, language: str) -> Title | None:
+    """A title of the language of which ``word`` is a case form (text/data/names/<lang>.tsv),
+    with no proclitic (a title declines as a noun: OWL passages use it in every case)."""
+    from babelprobe.text.names import Placement, name_forms
+
+    if not word:
+        return None
+    for title in title_table(language):
+        if " " in title.title:
+            continue
+        placed = name_forms(title.title, language).place(word)
+        if isinstance(placed, Placement) and not placed.prefix:
+            return title
+    return None
 
 
 def is_title(word: str, language: str | None = None) -> bool:

@@ -154,8 +154,17 @@ _SIGN = "-+\u2212"
 _APOSTROPHE_SUFFIX = regex.compile(r"['\u2019]([\p{L}\p{M}]+)$")
 _KEPT_AT_END = "#%+"  # C#, 5%, C++: part of the token, not closing punctuation
 # U.S., U.S.A., D.C., Ph.D. (the final full stop already taken off as outer punctuation)
-_DASH_BETWEEN_DIGITS = regex.compile(r"(?<=\d)[\u2010-\u2015\u2212\ufe58\ufe63\uff0d](?=\d)")
+# a wave dash or tilde between digits is the Japanese and Chinese range mark (1937〜1945)
+_DASH_BETWEEN_DIGITS = regex.compile(r"(?<=\d)[\u2010-\u2015\u2212\ufe58\ufe63\uff0d~\u301c\uff5e](?=\d)")
+# a case ending written after a number and a hyphen (Russian 1945-м, Ukrainian 1991-го)
+_NUMBER_ENDING = regex.compile(r"(\d)-(\p{L}+)$")
+# an ordinal indicator after a full stop (Spanish, Portuguese 1.º, 2.ª; NFKC gives o, a)
+_ORDINAL_DOT = regex.compile(r"(?<=\d)\.(?=[oa]$)")
 _NUMBER_HEAD = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])")
+# languages that write a case ending after a number and a hyphen (Russian 1945-м, Timberlake,
+# A Reference Grammar of Russian 2004; Ukrainian 1991-го, Pugh and Press 1999; the other Cyrillic
+# languages likewise; Hungarian 1990-ben, Rounds 2009)
+_NUMBER_ENDING_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "mk", "kk", "ky", "tg", "mn", "hu"})
 _ABBREVIATION = regex.compile(r"\p{L}{1,2}(?:\.\p{L}{1,2})+")
 
 
@@ -215,6 +224,12 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
         if _ABBREVIATION.fullmatch(token):
             token = token.replace(".", "")  # U.S. = US
         token = _DASH_BETWEEN_DIGITS.sub("-", token)  # 1937–1945年: one dash
+        ending = _NUMBER_ENDING.search(token) if language.split("-")[0] in _NUMBER_ENDING_LANGUAGES else None
+        if ending:  # 1945-м: the number, and its ending apart
+            rest.append(ending.group(2))
+            token = token[:ending.start() + 1]
+        if "º" in raw or "ª" in raw:
+            token = _ORDINAL_DOT.sub("", token)  # 1.º = 1º
         head = _NUMBER_HEAD.match(token)  # 1,000人, 1937-1945年: the number before the script change
         number = canonical_number(head.group(0) if head else token, language) if any(ch.isdigit() for ch in token) else None
         if number is not None:
