@@ -3,7 +3,7 @@
 Operations (README there for the format):
 - ``name_match``: ``input`` a word or phrase as written in a text, ``argument`` the character's name,
   ``expected`` yes/no: is it this name (an inflected or variant form of it, or a part of it used
-  alone), by ``babelprobe.text.names.is_name``.
+  alone), by ``babelprobe.text.mentions.is_name``.
 - ``mask``: ``input`` a passage, ``argument`` the name(s) (` | `-separated), ``expected`` the passage
   with every form of the name replaced by [MASK] (``data.perturbations.mask_names``), or
   ``refused`` when the layer cannot place a form (NameNotMaskable naming it).
@@ -18,7 +18,7 @@ import pytest
 from language_cases import Case, case_params
 
 from babelprobe.data.perturbations import NameNotMaskable, mask_names
-from babelprobe.text.names import is_name
+from babelprobe.text.mentions import is_name
 from babelprobe.text.titles import is_title
 
 
