@@ -108,8 +108,10 @@ def test_rescore_official_format(tmp_path):
 def test_run_with_judge_on_bundled_models(tmp_path, gemma, smollm2):
     from babelprobe.pipeline import run
 
+    # the judge's known-wrong controls have their own test on the bundled judge (test_judge_check.py)
     config = EclekticConfig(data=DEMO_ECLEKTIC, settings=["closed-book", "open-book"], judges=[
-        "bundled:smollm2-135m-instruct"], limit=3, max_tokens=12, out=tmp_path / "run", cache=tmp_path / "c.sqlite")
+        "bundled:smollm2-135m-instruct"], limit=3, max_tokens=12, out=tmp_path / "run", cache=tmp_path / "c.sqlite",
+                            judge_controls=False)
     outcome = run(config, backends={"bundled:gemma-3-270m": gemma, "bundled:smollm2-135m-instruct": smollm2})
     items = pd.read_parquet(tmp_path / "run" / "items.parquet")
     assert len(items) == 2 * 15 and set(items["setting"]) == {"closed-book", "open-book"}
