@@ -198,6 +198,22 @@ class Split:
     romans: dict[str, int]
 
 
+# full-width and ideographic punctuation ends a token as a space does (1964年、昭和39年: two tokens,
+# not one number with a separator), except dashes (1937〜1945年: a range) and the full-width comma,
+# full stop, solidus and colon between two digits (１，０００, １０：３０)
+_WIDE_PUNCTUATION = regex.compile(r"(?V1)[[\p{P}--\p{Pd}]&&[\p{East_Asian_Width=W}\p{East_Asian_Width=F}]]")
+_IN_NUMBER = frozenset("\uFF0C\uFF0E\uFF0F\uFF1A")
+
+
+def _wide_punctuation_apart(text: str) -> str:
+    def apart(match: regex.Match) -> str:
+        i = match.start()
+        between_digits = 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
+        return match.group() if match.group() in _IN_NUMBER and between_digits else " "
+
+    return _WIDE_PUNCTUATION.sub(apart, text)
+
+
 def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     """Whole tokens and the rest (module docstring); a gold answer's one-letter Roman numerals
     count (World War I), a prediction's do not (I is a pronoun)."""
@@ -206,6 +222,7 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
 
     split = Split([], "", set(), {})
     rest: list[str] = []
+    text = _wide_punctuation_apart(text)
     for raw in join_number_spaces(text, groups_with_space(language)).split():
         bare = _strip_outer(raw)
         value = roman_value(bare) if bare.isupper() and (gold or len(bare) > 1) else None
