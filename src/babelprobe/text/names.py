@@ -36,15 +36,14 @@ it inflects (or no profile at all); otherwise it is another word.
 
 from __future__ import annotations
 
-import csv
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Literal
 
 from babelprobe.text.evidence import Unsure
 from babelprobe.text.normalize import fold
+from babelprobe.text.tables import has_table, table_rows
 
 Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"]
 COLUMNS = ["rule", "when", "forms", "keep", "source"]
@@ -81,31 +80,20 @@ def paradigm(language: str | None) -> Paradigm | None:
     code = _base(language)
     if not code:
         return None
-    path = resources.files("babelprobe.text").joinpath(f"data/names/{code}.tsv")
-    if not path.is_file():
+    name = f"names/{code}.tsv"
+    if not has_table(name):
         return None
-    name = f"text/data/names/{code}.tsv"
-    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows or rows[0] != COLUMNS:
-        raise ValueError(f"{name}: header must be {COLUMNS}, got {rows[0] if rows else None}")
     out = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(COLUMNS):
-            raise ValueError(f"{name}:{line}: {len(row)} fields, expected {len(COLUMNS)}")
-        rule, when, forms, keep, source = row
+    for where, (rule, when, forms, keep, source) in table_rows(name, COLUMNS):
         if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"):
-            raise ValueError(f"{name}:{line}: field 'rule' is {rule!r}")
+            raise ValueError(f"{where}: field 'rule' is {rule!r}")
         if keep not in ("yes", "no"):
-            raise ValueError(f"{name}:{line}: field 'keep' is {keep!r}, expected yes/no")
-        if not source.strip():
-            raise ValueError(f"{name}:{line}: field 'source' is empty: every row needs its grammar")
+            raise ValueError(f"{where}: field 'keep' is {keep!r}, expected yes/no")
         folded_when = _split(when) if rule in ("suffix", "prefix", "separator") else \
             tuple("*" if w == "*" else fold(w, code) for w in _split(when))
         folded_forms = tuple(f if f in ("-",) else ("+" + fold(f[1:], code) if f.startswith("+") else fold(f, code))
                              for f in _split(forms))
-        out.append(ParadigmRow(rule, folded_when, folded_forms, keep == "yes", source, f"{name}:{line}"))  # type: ignore[arg-type]
+        out.append(ParadigmRow(rule, folded_when, folded_forms, keep == "yes", source, where))  # type: ignore[arg-type]
     return Paradigm(code, tuple(out))
 
 

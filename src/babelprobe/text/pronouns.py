@@ -9,14 +9,13 @@ its table to English's (models often answer in English); no language given: ever
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from unidecode import unidecode
 
 from babelprobe.text.normalize import fold
+from babelprobe.text.tables import has_table, table_names, table_rows
 
 COLUMNS = ["word", "kind", "source"]
 
@@ -31,27 +30,20 @@ class AnswerWord:
 
 @lru_cache(maxsize=None)
 def answer_words(language: str) -> tuple[AnswerWord, ...]:
-    path = resources.files("babelprobe.text").joinpath(f"data/pronouns/{language}.tsv")
-    if not path.is_file():
+    name = f"pronouns/{language}.tsv"
+    if not has_table(name):
         return ()
-    name = f"text/data/pronouns/{language}.tsv"
-    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows or rows[0] != COLUMNS:
-        raise ValueError(f"{name}: header must be {COLUMNS}, got {rows[0] if rows else None}")
     out = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(COLUMNS) or row[1] not in ("pronoun", "abstention") or not row[2]:
-            raise ValueError(f"{name}:{line}: expected a word, its kind (pronoun/abstention) and a source, got {row}")
+    for where, row in table_rows(name, COLUMNS):
+        if row[1] not in ("pronoun", "abstention"):
+            raise ValueError(f"{where}: field 'kind' is {row[1]!r}, expected pronoun/abstention")
         out.append(AnswerWord(row[0], row[1], row[2], language))
     return tuple(out)
 
 
 @lru_cache(maxsize=1)
 def _languages() -> tuple[str, ...]:
-    folder = resources.files("babelprobe.text").joinpath("data/pronouns")
-    return tuple(sorted(e.name.removesuffix(".tsv") for e in folder.iterdir() if e.name.endswith(".tsv")))
+    return table_names("pronouns")
 
 
 def _clean(text: str, language: str | None) -> str:

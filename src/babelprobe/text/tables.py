@@ -9,6 +9,17 @@ from collections.abc import Iterator
 from importlib import resources
 
 
+def has_table(name: str) -> bool:
+    """Is there a table ``text/data/<name>`` (a language without one: the layer has no rows)."""
+    return resources.files("babelprobe.text").joinpath(f"data/{name}").is_file()
+
+
+def table_names(folder: str) -> tuple[str, ...]:
+    """The languages of a folder of per-language tables (``text/data/<folder>/<code>.tsv``)."""
+    entries = resources.files("babelprobe.text").joinpath(f"data/{folder}").iterdir()
+    return tuple(sorted(e.name.removesuffix(".tsv") for e in entries if e.name.endswith(".tsv")))
+
+
 def table_rows(name: str, columns: list[str]) -> Iterator[tuple[str, list[str]]]:
     """(where, cells) of each row of ``text/data/<name>``, where = 'text/data/<name>:<line>'."""
     text = resources.files("babelprobe.text").joinpath(f"data/{name}").read_text(encoding="utf-8")

@@ -12,14 +12,13 @@ answer in English); no language given: every table.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from unidecode import unidecode
 
 from babelprobe.text.normalize import fold
+from babelprobe.text.tables import has_table, table_names, table_rows
 
 COLUMNS = ["title", "kind", "source"]
 
@@ -47,27 +46,20 @@ def _key_ascii(word: str) -> str:
 @lru_cache(maxsize=None)
 def title_table(language: str) -> tuple[Title, ...]:
     """The titles of one language (empty where the layer has no table)."""
-    path = resources.files("babelprobe.text").joinpath(f"data/titles/{language}.tsv")
-    if not path.is_file():
+    name = f"titles/{language}.tsv"
+    if not has_table(name):
         return ()
-    name = f"text/data/titles/{language}.tsv"
-    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
-    if not rows or rows[0] != COLUMNS:
-        raise ValueError(f"{name}: header must be {COLUMNS}, got {rows[0] if rows else None}")
     out = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or row[0].startswith("#"):
-            continue
-        if len(row) != len(COLUMNS) or not row[0] or not row[2]:
-            raise ValueError(f"{name}:{line}: expected a title, its kind and a source, got {row}")
+    for where, row in table_rows(name, COLUMNS):
+        if not row[0]:
+            raise ValueError(f"{where}: field 'title' is empty")
         out.append(Title(row[0], row[1], row[2], language))
     return tuple(out)
 
 
 @lru_cache(maxsize=1)
 def title_languages() -> tuple[str, ...]:
-    folder = resources.files("babelprobe.text").joinpath("data/titles")
-    return tuple(sorted(entry.name.removesuffix(".tsv") for entry in folder.iterdir() if entry.name.endswith(".tsv")))
+    return table_names("titles")
 
 
 @lru_cache(maxsize=None)
