@@ -213,8 +213,9 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
 
     start_run()  # a script cut into characters is said once per run, in its manifest
     items = load_items(family, config)  # validates before anything is written or loaded
-    if progress:  # what was read, as `validate` says it (e.g. a language taken from a file name)
-        print(f"data: {family.describe(items)}", file=sys.stderr)
+    if progress:  # what the data did not say and the run took from elsewhere (a language from a file name)
+        for note in family.input_notes(items):
+            print(f"data: {note}", file=sys.stderr)
     stages = family.stages(config)
     specs = list(dict.fromkeys([config.model] + [s for stage in stages for s in stage.model_specs(config)]))
     for spec in specs:

@@ -126,6 +126,11 @@ class Family(Generic[Config]):
         """One line for ``babelprobe validate``: what was found."""
         raise NotImplementedError
 
+    def input_notes(self, items: list[Any]) -> list[str]:
+        """What ``run`` says before it starts: what it took from outside the rows (e.g. a language
+        from a file name); nothing by default."""
+        return []
+
     def flagged(self, items: list[Any]) -> list[Problem]:
         """Items that load but are left out of the scores (``babelprobe validate`` lists them, each
         with file, row and field); none by default."""

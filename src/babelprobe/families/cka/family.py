@@ -35,6 +35,10 @@ class CKAFamily(Family[CKAConfig]):
         said = f" (language {', '.join(named)} taken from the file name, as --langs asked)" if named else ""
         return f"{len(items)} facts in {len(langs)} language(s): {', '.join(langs)}{said}"
 
+    def input_notes(self, items: list[CKAFact]) -> list[str]:
+        named = sorted({f.language for f in items if f.language_from_file_name})
+        return [f"language {', '.join(named)} taken from the file name, as --langs asked"] if named else []
+
     def flagged(self, items: list[CKAFact]) -> list[Problem]:
         """Facts left out of the scores: a false object equal to the true one (excluded), and a stem
         too long for the bundled models' context at the most generous token length
