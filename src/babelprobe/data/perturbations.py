@@ -17,7 +17,7 @@ import regex
 
 from babelprobe.languages import is_unspaced, join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import is_patronymic, name_forms, name_parts, unspaced_parts
+from babelprobe.text.names import Placement, is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -148,7 +148,7 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
     forms = [name_forms(part, language) for part in parts]
     hits, unsure = [], []
     for i in range(len(words) - len(parts) + 1):
-        placements = []
+        placements: list[tuple[Token, Placement, int, int]] = []
         for j, part_forms in enumerate(forms):
             token = words[i + j]
             if j and not _GAP.fullmatch(text[words[i + j - 1].end:token.start]):

@@ -122,7 +122,8 @@ def is_ideograph(ch: str) -> bool:
 def _split_ideographs(text: str) -> list[str]:
     """The notebook's tokenisation for zh/ja: every ideograph alone, runs of other characters
     (spaces included) kept together as words."""
-    words, run = [], []
+    words: list[str] = []
+    run: list[str] = []
     for ch in text:
         if is_ideograph(ch):
             if run:
@@ -347,7 +348,7 @@ def word_matches(gold: str, word: str, language: str = "") -> bool:
 
 def _aligned(text: str, run: str, script: str, language: str) -> bool:
     """``text`` occurs in ``run`` starting and ending on the segmenter's word boundaries."""
-    from babelprobe.segmenters import run_language, segment_run
+    from babelprobe.text.dictionary import run_language, segment_run
 
     ends = segment_run(run, run_language(script, run, language or None), script)
     bounds = {0, *ends}

@@ -236,11 +236,11 @@ def sweep_command(
         return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
 
     # a column per metric side by side is wider than 80 columns: print_split folds them
-    rows = [[f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
-             *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
-               for n in names)] for r in results]
+    shown = [[f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
+              *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
+                for n in names)] for r in results]
     print_split(console, f"θ sweep ({tokens_label(tokens)}, {tokens_scale})", ["θ", "n", "#subgraph", "#single"],
-                [f"{n} intra/cross" for n in names], rows)
+                [f"{n} intra/cross" for n in names], shown)
     _warn_small(results[0])  # the languages are the same at every θ
     if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
         console.print("* 2 subgraphs: cross r is ±1 by construction")
