@@ -19,9 +19,9 @@ def is_name(phrase: str, name: str, language: str | None = None) -> bool:
     code = _base(language) or None
     if char_script(name[0]) in UNSPACED_SCRIPTS or char_script(name[-1]) in UNSPACED_SCRIPTS:
         whole = fold(name, code)
-        whole_parts = {p for p in whole.split() if p} | {fold(p, code) for p in unspaced_parts(name, code)}
-        folded = fold(phrase, code)
-        return folded.replace(" ", "") == whole.replace(" ", "") or folded in whole_parts
+        parts = {p for p in whole.split() if p} | {fold(p, code) for p in unspaced_parts(name, code)}
+        said = fold(phrase, code)
+        return said.replace(" ", "") == whole.replace(" ", "") or said in parts
     parts = [p for p in name_parts(name, code) if not is_title(p, code)]
     said = [w for w in name_parts(phrase, code)]
     words = [w for w in said if not is_title(w, code)]
