@@ -65,7 +65,7 @@ _MODEL_FIELD_DEFINITIONS: dict[str, Any] = {
 _ModelFields = create_model("_ModelFields", __config__=ConfigDict(extra="forbid"), **_MODEL_FIELD_DEFINITIONS)
 
 
-class ModelEntry(_ModelFields):  # type: ignore[misc, valid-type]
+class ModelEntry(_ModelFields):  # type: ignore[misc, valid-type]  # a base made by create_model: mypy cannot see it
     """One model of the suite: its spec, its folder name, and how to load it."""
 
     spec: str = Field(min_length=1, description="model spec, as `run --model`")
