@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from edit_distance import levenshtein
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
@@ -251,16 +252,6 @@ def test_grid_names_the_prompt_length_of_a_left_out_language(tmp_path):
 
 # ------------------------------------------------------------------ 4. the ASJP software's LDND
 
-def _levenshtein(a, b) -> int:
-    """The textbook dynamic programme over sequences (independent of rapidfuzz)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
-
-
 def test_asjpcode_modifiers_join_symbols_as_the_asjp_software_reads_them():
     """Brown et al. 2008 (STUF 61), ASJPcode: " glottalized and * nasalized mark the symbol before
     them; ~ joins the two symbols before it, $ the three before it; % marks a loanword."""
@@ -290,7 +281,7 @@ def test_ldnd_asjp_software_rules():
     b["mountain (extra concept)"] = ["xxx"]  # not one of the 40: ignored
 
     def item(x, y):
-        return sum(_levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
+        return sum(levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
 
     reduced_b = {k: v[:2] for k, v in b.items() if k in ASJP_40}
     same = sum(item(a[c], reduced_b[c]) for c in ASJP_40) / 40

@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Iterable, Literal
+from typing import Awaitable, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict
 
