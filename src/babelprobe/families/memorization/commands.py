@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
@@ -74,7 +74,7 @@ def register(root: CommandRoot, family: Family) -> None:
         try:
             if preset not in (None, "authors"):
                 raise ValueError(f"--preset {preset!r}: the only preset is 'authors'")
-            chosen = dict(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
+            chosen: dict[str, Any] = dict(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
                           min_proportion=lang_proportion)
             settings = FilterSettings.authors(**chosen) if preset == "authors" else FilterSettings(**chosen)
             if buffer_size is None:

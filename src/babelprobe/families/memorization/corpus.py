@@ -177,7 +177,8 @@ class ShuffleBuffer:
     """``datasets``' shuffle buffer for one language, seeded."""
 
     def __init__(self, size: int, rng: random.Random):
-        self.size, self.rng, self.items = size, rng, []
+        self.size, self.rng = size, rng
+        self.items: list = []
 
     def push(self, item):
         """Add ``item``; once the buffer is full, return a random buffered item it replaced."""
@@ -202,7 +203,8 @@ class Reservoir:
     slot with probability size / (i + 1)."""
 
     def __init__(self, size: int, rng: random.Random):
-        self.size, self.rng, self.items, self.seen = size, rng, [], 0
+        self.size, self.rng, self.seen = size, rng, 0
+        self.items: list = []
 
     def offer(self, item) -> None:
         if len(self.items) < self.size:
@@ -286,7 +288,8 @@ class _Writer:
 
     def close(self) -> None:
         self.flush()
-        self.writer.close()
+        if self.writer is not None:  # flush made it
+            self.writer.close()
 
 
 def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifier, per_language: int = 50_000,

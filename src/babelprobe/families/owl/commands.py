@@ -147,8 +147,12 @@ def register_presence(root: CommandRoot) -> None:
             if not items:
                 fail(f"{passages}: no passages" + (f" in {langs}" if langs else ""))
             out_dir(out)
-            counter = LocalIndex(index) if index is not None else \
-                ApiCounter(api, api_index, cache or default_response_cache(), concurrency=concurrency)
+            counter: LocalIndex | ApiCounter
+            if index is not None:
+                counter = LocalIndex(index)
+            else:
+                assert api is not None and api_index is not None  # one of --index and --api, refused above
+                counter = ApiCounter(api, api_index, cache or default_response_cache(), concurrency=concurrency)
         except (DatasetError, PresenceError) as exc:
             fail(str(exc))
         try:
@@ -250,8 +254,8 @@ def register_membership(owl_app: typer.Typer) -> None:
             manifest = store.read_manifest(run_dir)
             items = store.read_items(run_dir)
             rows = read_presence(presence)
-            groups = {sample_id(i.book_id, i.passage_id, i.language): i.language_group for i in load_owl(data)} \
-                if data else None
+            groups: dict[str, str] | None = {sample_id(i.book_id, i.passage_id, i.language): i.language_group
+                                             for i in load_owl(data)} if data else None
         except (FileNotFoundError, ValueError) as exc:
             fail(str(exc))
         if manifest.probe != "memorization":

@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -113,13 +113,19 @@ async def presence_of(passage: Passage, count: Count) -> PresenceRow:
     """The B.4 procedure for one passage: the full text, then windows of 40, 30, 20 words."""
     text = passage.text.strip()
     words = len(unit_spans(text, passage.language))
-    ident = dict(passage_id=passage.passage_id, book_id=passage.book_id, language=passage.language, words=words)
     queries = 0
+
+    def row(match: Match | None, count: int = 0, window: str | None = None, window_start: int | None = None,
+            error: str | None = None) -> PresenceRow:
+        return PresenceRow(passage_id=passage.passage_id, book_id=passage.book_id, language=passage.language,
+                           words=words, queries=queries, match=match, count=count, window=window,
+                           window_start=window_start, error=error)
+
     try:
         queries += 1
         full = await count(text)
         if full > 0:
-            return PresenceRow(match="exact", count=full, queries=queries, **ident)
+            return row("exact", full)
         for size in WINDOW_SIZES:
             for start, window in windows(text, size, passage.language):
                 if window == text:  # a passage of exactly `size` words: already counted in full
@@ -127,11 +133,10 @@ async def presence_of(passage: Passage, count: Count) -> PresenceRow:
                 queries += 1
                 hits = await count(window)
                 if hits > 0:  # the first size with any hit names the match
-                    return PresenceRow(match=f"window-{size}", count=hits, window=window, window_start=start,
-                                       queries=queries, **ident)
+                    return row(cast(Match, f"window-{size}"), hits, window, start)
     except CountError as exc:
-        return PresenceRow(match=None, count=0, queries=queries, error=str(exc), **ident)
-    return PresenceRow(match="none", count=0, queries=queries, **ident)
+        return row(None, error=str(exc))
+    return row("none")
 
 
 class CountError(RuntimeError):
@@ -163,7 +168,9 @@ def load_passages(path: Path, langs: list[str] | None = None) -> list[Passage]:
         from babelprobe.families.owl.data import load_owl
 
         return [Passage(i.passage_id, i.passage, i.language, i.book_id) for i in load_owl(path, langs)]
-    problems, passages, seen = [], [], {}
+    problems: list[Problem] = []
+    passages: list[Passage] = []
+    seen: dict[tuple[str, str, str], int] = {}
     for number, row in rows:
         bad = [f for f in ("passage_id", "text") if row.get(f) is None or not str(row.get(f)).strip()]
         problems += [Problem(str(path), number, f, "missing or empty") for f in bad]
@@ -368,7 +375,8 @@ class LocalIndex:
                                        version=4)
 
     def count_now(self, text: str) -> int:
-        result = self.engine.count(input_ids=list(text.encode("utf-8")))
+        # the engine answers {count, approx} or {error}
+        result = cast(dict[str, Any], self.engine.count(input_ids=list(text.encode("utf-8"))))
         if "error" in result:
             raise CountError(str(result["error"]))
         return int(result["count"])
