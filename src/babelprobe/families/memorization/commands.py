@@ -74,8 +74,8 @@ def register(root: CommandRoot, family: Family) -> None:
         try:
             if preset not in (None, "authors"):
                 raise ValueError(f"--preset {preset!r}: the only preset is 'authors'")
-            chosen: dict[str, Any] = dict(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
-                          min_proportion=lang_proportion)
+            chosen: dict[str, Any] = dict(min_chars=min_chars, max_digits=max_digits,
+                                          min_confidence=lang_confidence, min_proportion=lang_proportion)
             settings = FilterSettings.authors(**chosen) if preset == "authors" else FilterSettings(**chosen)
             if buffer_size is None:
                 buffer_size = 0 if preset == "authors" else 5_000_000
