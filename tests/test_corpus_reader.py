@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from babelprobe.cli import app
+from babelprobe.cli import FAMILY_COMMANDS, app
 from babelprobe.data.corpus import DOCUMENT_RULE, known_languages, read_documents
 from babelprobe.data.validation import DatasetError
+from babelprobe.families.base import SHARED_GROUPS
 
 # ordinary text in several scripts; a document of several lines, Windows line ends
 RUSSIAN = ("Все люди рождаются свободными и равными в своем достоинстве и правах.\r\n"
@@ -54,13 +55,15 @@ def test_sample_and_index_read_a_text_file_of_several_lines_as_one_document(tmp_
 
 
 def _write_every_format(folder: Path) -> list[Path]:
-    """The same documents as JSONL, gzipped JSONL, CSV, Parquet and one text file each."""
+    """The same documents as JSONL, gzipped JSONL (named as ours and as mC4's files), CSV, Parquet
+    and one text file each."""
     rows = [{"text": text, "language": lang} for lang, text in DOCUMENTS.items()]
     rows.insert(1, {"text": " \n ", "language": "en"})  # an empty document: skipped everywhere
     folder.mkdir()
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     (folder / "c.jsonl").write_bytes(lines)
     (folder / "c.jsonl.gz").write_bytes(gzip.compress(lines))
+    (folder / "c4-xx.tfrecord-00000-of-01024.json.gz").write_bytes(gzip.compress(lines))
     with (folder / "c.csv").open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, ["text", "language"])
         writer.writeheader()
@@ -70,7 +73,8 @@ def _write_every_format(folder: Path) -> list[Path]:
     for row in rows:
         (texts / row["language"]).mkdir(parents=True)
         (texts / row["language"] / "udhr.txt").write_bytes(row["text"].encode("utf-8"))
-    return [folder / "c.jsonl", folder / "c.jsonl.gz", folder / "c.csv", folder / "c.parquet", texts]
+    return [folder / "c.jsonl", folder / "c.jsonl.gz", folder / "c4-xx.tfrecord-00000-of-01024.json.gz",
+            folder / "c.csv", folder / "c.parquet", texts]
 
 
 def test_every_format_gives_the_same_documents(tmp_path):
@@ -81,6 +85,10 @@ def test_every_format_gives_the_same_documents(tmp_path):
         assert all(d.file.startswith(str(path)) for d in docs)
     assert known_languages([tmp_path / "in" / "texts"]) == ["ar", "en", "hi", "ja", "ru"]  # the folders' names
     assert "one document" in DOCUMENT_RULE and "one document per row" in DOCUMENT_RULE
+    # the rule is the `corpus` group's help, and `babelprobe --help` lists the same text
+    shown = CliRunner().invoke(app, ["corpus", "--help"], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0 and DOCUMENT_RULE in " ".join(shown.output.replace("│", " ").split())
+    assert FAMILY_COMMANDS["corpus"] == SHARED_GROUPS["corpus"]
 
 
 def test_the_index_and_the_sample_count_the_same_documents_of_a_folder(tmp_path):

@@ -7,7 +7,8 @@ matches it exactly), less a UTF-8 byte-order mark. One document per file because
 documents span lines: OWL's passages come from books (a book saved as text is hard-wrapped, and a
 passage crosses its line ends), Shared Path's mC4 documents are web pages of several paragraphs;
 cutting a file at its lines would cut those documents. Many documents in one file: JSONL (also
-gzipped, .jsonl.gz: mC4's own form), CSV or Parquet, one document per row (its text column).
+gzipped: .jsonl.gz, or .json.gz as mC4's files are named, JSON lines too), CSV or Parquet, one
+document per row (its text column).
 A directory is walked, sorted, into its sub-folders; a file or folder directly in it named after a
 language (``de.jsonl``, ``de/*.txt``) gives its documents that language. Empty (whitespace-only)
 documents are skipped. Files are streamed (JSONL line by line, Parquet by record batch); only a
@@ -27,11 +28,12 @@ from typing import Any, Iterable, Iterator
 from babelprobe.data.validation import DatasetError, Problem
 
 TEXT_SUFFIXES = (".txt", ".md", ".text")
-TABLE_SUFFIXES = (".jsonl.gz", ".jsonl", ".csv", ".parquet")
+GZIPPED_JSONL = (".jsonl.gz", ".json.gz")  # mC4 ships c4-de.tfrecord-00000-of-01024.json.gz: JSON lines
+TABLE_SUFFIXES = (*GZIPPED_JSONL, ".jsonl", ".csv", ".parquet")
 CORPUS_SUFFIXES = TEXT_SUFFIXES + TABLE_SUFFIXES
 
 DOCUMENT_RULE = ("A text file (.txt, .md, .text) is one document, its bytes as they are (line ends kept); "
-                 "JSONL (.jsonl, .jsonl.gz), CSV and Parquet hold one document per row. A directory is walked; "
+                 "JSONL (.jsonl, .jsonl.gz, mC4's .json.gz), CSV and Parquet hold one document per row. A directory is walked; "
                  "a file or folder in it named after a language (de.jsonl, de/*.txt) gives that language.")
 
 
@@ -148,7 +150,7 @@ def _rows(path: Path, suffix: str, columns: list[str]) -> Iterator[tuple[int, di
             except csv.Error as exc:
                 raise DatasetError([Problem(str(path), None, None, f"not valid CSV ({exc})")]) from None
     else:
-        with gzip.open(path, "rb") if suffix == ".jsonl.gz" else path.open("rb") as handle:
+        with gzip.open(path, "rb") if suffix in GZIPPED_JSONL else path.open("rb") as handle:
             try:
                 for number, raw in enumerate(handle, start=1):  # binary lines: split at b"\n" only
                     line = _decode(path, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw, number)
