@@ -158,10 +158,10 @@ class InfiniGramApi:
     {count, approx, latency} or {error}), counting with a REAL local infini-gram index; the first
     attempt of some queries gets a 429 (Retry-After) or a 500, decided by a hash of the query."""
 
-    def __init__(self, index: LocalIndex, name: str):
+    def __init__(self, index: LocalIndex, name: str, faults: bool = True):
         import threading
 
-        self.index, self.name = index, name
+        self.index, self.name, self.faults = index, name, faults
         self.requests = 0
         self.injected = {"429": 0, "500": 0}
         self.seen: dict[str, int] = {}
@@ -184,10 +184,10 @@ class InfiniGramApi:
                     api.requests += 1
                     nth = api.seen.get(query, 0)
                     api.seen[query] = nth + 1
-                if nth == 0 and digest % 3 == 0:
+                if api.faults and nth == 0 and digest % 3 == 0:
                     api.injected["429"] += 1
                     return self._send(429, b'{"error": "rate limited"}', headers={"Retry-After": "0.05"})
-                if nth == 0 and digest % 5 == 0:
+                if api.faults and nth == 0 and digest % 5 == 0:
                     api.injected["500"] += 1
                     return self._send(500, b"Internal Server Error", content_type="text/plain")
                 if body.get("index") != api.name:
@@ -327,7 +327,7 @@ def test_corpus_presence_api_answers_come_back_from_the_response_cache(corpus, t
     from babelprobe.cli import app
     from babelprobe.families.owl.presence import LEGACY_API_CACHE
 
-    api = InfiniGramApi(LocalIndex(corpus["index"]), "v4_test_u8")
+    api = InfiniGramApi(LocalIndex(corpus["index"]), "v4_test_u8", faults=False)  # the faults: the test above
     cli = CliRunner()
     with serve(api.handler()) as base:
         args = ["corpus", "presence", "--passages", str(corpus["passages"]), "--api", base.removesuffix("/v1") + "/",
