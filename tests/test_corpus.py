@@ -63,6 +63,11 @@ def test_language_id_is_offline_lite_and_measures_proportion(monkeypatch):
     assert chunks("短句。另一句。第三句很长很长很长。", 4) == ["短句。 另一句。", "第三句很长很长很长。"]
 
 
+def _read(corpus: Path):
+    """The corpus's documents, each with its language (from its column or its file's name)."""
+    return read_documents([corpus], lang_field="language")
+
+
 def _texts(folder: Path, language: str, texts: list[str]) -> Path:
     """``folder/<language>/<n>.txt``: one text file per document, the folder naming the language."""
     (folder / language).mkdir(parents=True)
@@ -84,7 +89,7 @@ def _corpus(path: Path, n: int, seed: int = 0) -> Path:
 
 def _sample(tmp: Path, corpus: Path, seed: int, buffer_size: int = 20, per_language: int = 10,
             sampler: str = "shuffle"):
-    report = sample_corpus(read_documents([corpus], lang_field="language"), tmp, NoIdentifier(), per_language, buffer_size, seed,
+    report = sample_corpus(_read(corpus), tmp, NoIdentifier(), per_language, buffer_size, seed,
                            sampler=sampler)
     return report, pq.read_table(tmp / "xx.parquet").to_pylist()
 
@@ -110,7 +115,7 @@ def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path, sampler):
         tracemalloc.start()
         # both fill their 40 rows per language; with no language list the whole 10x stream is
         # still read (full languages skipped), so what is measured is reading 10x more
-        sample_corpus(read_documents([corpus], lang_field="language"), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0,
+        sample_corpus(_read(corpus), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0,
                       sampler=sampler)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
@@ -121,7 +126,7 @@ def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path, sampler):
 
 def test_reservoir_reads_only_its_window_then_stops(tmp_path):
     corpus = _corpus(tmp_path / "c.jsonl", 600)  # 400 xx, 200 yy
-    report = sample_corpus(read_documents([corpus], lang_field="language"), tmp_path / "r", NoIdentifier(), per_language=5, buffer_size=10,
+    report = sample_corpus(_read(corpus), tmp_path / "r", NoIdentifier(), per_language=5, buffer_size=10,
                            seed=3, languages=["xx", "yy"])
     assert report.sampler == "reservoir"
     # each language reads its window (10 + 5 admitted rows), then the stream is left: 45 rows of 600
@@ -131,11 +136,11 @@ def test_reservoir_reads_only_its_window_then_stops(tmp_path):
     numbers = [int(r["text"].split()[1]) for r in rows]  # "doc {i} ..."
     assert len(set(numbers)) == 5 and all(n % 3 for n in numbers) and max(numbers) < 3 * 15
     # the shuffle buffer of the same size reads the same window (it emits once full)
-    shuffled = sample_corpus(read_documents([corpus], lang_field="language"), tmp_path / "s", NoIdentifier(), per_language=5, buffer_size=10,
+    shuffled = sample_corpus(_read(corpus), tmp_path / "s", NoIdentifier(), per_language=5, buffer_size=10,
                              seed=3, languages=["xx", "yy"], sampler="shuffle")
     assert shuffled.counts["xx"].read == 15
     # buffer 0: the first 5 admitted rows in stream order (the authors' script), 5 read
-    first = sample_corpus(read_documents([corpus], lang_field="language"), tmp_path / "f", NoIdentifier(), per_language=5, buffer_size=0,
+    first = sample_corpus(_read(corpus), tmp_path / "f", NoIdentifier(), per_language=5, buffer_size=0,
                           seed=3, languages=["xx"])
     assert first.counts["xx"].read == 5
     assert sorted(int(r["text"].split()[1]) for r in pq.read_table(tmp_path / "f" / "xx.parquet").to_pylist()) \
@@ -182,7 +187,7 @@ def test_counts_every_removal_per_language(tmp_path):
             {"text": EN * 6, "language": "en"}]
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    report = sample_corpus(read_documents([corpus], lang_field="language"), tmp_path / "out", FastLangdetect(), 5, 10, 0, FilterSettings())
+    report = sample_corpus(_read(corpus), tmp_path / "out", FastLangdetect(), 5, 10, 0, FilterSettings())
     assert report.counts["de"].removed == {"contains_url": 1, "duplicate": 1, "lang_mismatch": 1, "too_short": 1}
     assert report.counts["de"].sampled == 1 and report.counts["en"].sampled == 1
     row = pq.read_table(tmp_path / "out" / "de.parquet").to_pylist()[0]

@@ -33,8 +33,9 @@ TABLE_SUFFIXES = (*GZIPPED_JSONL, ".jsonl", ".csv", ".parquet")
 CORPUS_SUFFIXES = TEXT_SUFFIXES + TABLE_SUFFIXES
 
 DOCUMENT_RULE = ("A text file (.txt, .md, .text) is one document, its bytes as they are (line ends kept); "
-                 "JSONL (.jsonl, .jsonl.gz, mC4's .json.gz), CSV and Parquet hold one document per row. A directory is walked; "
-                 "a file or folder in it named after a language (de.jsonl, de/*.txt) gives that language.")
+                 "JSONL (.jsonl, .jsonl.gz, mC4's .json.gz), CSV and Parquet hold one document per row. "
+                 "A directory is walked; a file or folder in it named after a language (de.jsonl, de/*.txt) "
+                 "gives that language.")
 
 
 @dataclass(frozen=True)
