@@ -32,6 +32,7 @@ written but for the digits and dashes. Not a number: None.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 import unicodedata
 from functools import lru_cache
 
@@ -207,3 +208,70 @@ def groups_with_space(language: str | None) -> bool:
     space between digit groups is read as one, as people type it."""
     symbols = number_symbols(language)
     return symbols is not None and symbols[1].isspace()
+
+
+# ---------------------------------------------------------------- units, currencies in letters, Han-digit years
+
+@dataclass(frozen=True)
+class UnitSymbol:
+    """One row of text/data/units.tsv: a unit symbol or a currency written in letters."""
+
+    symbol: str
+    kind: str  # unit | currency
+    languages: frozenset[str]  # empty: every language
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _unit_rows() -> tuple[UnitSymbol, ...]:
+    from babelprobe.text.tables import table_rows
+
+    out = []
+    for where, (symbol, kind, languages, source) in table_rows("units.tsv", ["symbol", "kind", "languages", "source"]):
+        if kind not in ("unit", "currency"):
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected unit or currency")
+        if not symbol:
+            raise ValueError(f"{where}: field 'symbol' is empty")
+        out.append(UnitSymbol(unicodedata.normalize("NFKC", symbol), kind, frozenset(languages.split()), source))
+    return tuple(out)
+
+
+_NUMBER_TEXT = r"[-+\u2212]?\d(?:[\d.,'\u00a0\u2009\u202f]*\d)?"
+
+
+@lru_cache(maxsize=256)
+def _unit_pattern(language: str | None) -> tuple[re.Pattern[str], dict[str, UnitSymbol]] | None:
+    base = (language or "").split("-")[0].lower()
+    rows = {u.symbol: u for u in _unit_rows() if not u.languages or base in u.languages}
+    if not rows:
+        return None
+    symbols = "|".join(re.escape(s) for s in sorted(rows, key=len, reverse=True))
+    pattern = re.compile(rf"(?P<n1>{_NUMBER_TEXT})(?P<u1>{symbols})|(?P<u2>{symbols})(?P<n2>{_NUMBER_TEXT})")
+    return pattern, rows
+
+
+def split_unit(token: str, language: str | None = None) -> tuple[str, str, UnitSymbol] | None:
+    """A number written against a unit symbol or a currency written in letters (text/data/units.tsv):
+    ``5km`` -> ('5', 'km', row), ``-3.5°C`` -> ('-3.5', '°C', row), ``Rp5.000`` -> ('5.000', 'Rp', row);
+    None for anything else. The two are two words, as when written apart (5 km, Rp 5.000); a decade
+    (1980s) is no unit."""
+    found = _unit_pattern(language)
+    if found is None or not token or not any(ch.isdigit() for ch in token):
+        return None
+    pattern, rows = found
+    match = pattern.fullmatch(unicodedata.normalize("NFKC", token))
+    if match is None:
+        return None
+    number, symbol = (match["n1"], match["u1"]) if match["n1"] is not None else (match["n2"], match["u2"])
+    return number, symbol, rows[symbol]
+
+
+_HAN_DIGIT_RUN = re.compile("[〇一二三四五六七八九]{2,}(?=年)|[〇一二三四五六七八九]*〇[〇一二三四五六七八九]*")
+
+
+def han_digit_years(text: str) -> str:
+    """Han digits written positionally (GB/T 15835-2011 §4.2: years as 二〇〇一年, with 〇 for
+    zero) as ASCII digits: a run of two or more before 年 (year), or a run holding 〇 (a digit
+    no word uses). Counted numbers (一个, 十二) and single characters are words and stay."""
+    return _HAN_DIGIT_RUN.sub(lambda m: "".join(_HAN_DIGITS[ch] for ch in m.group()) if len(m.group()) > 1
+                              else m.group(), text)

@@ -165,13 +165,12 @@ _NUMBER_HEAD = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[\p{Han}\p{Hiragana}\p
 # A Reference Grammar of Russian 2004; Ukrainian 1991-го, Pugh and Press 1999; the other Cyrillic
 # languages likewise; Hungarian 1990-ben, Rounds 2009)
 _NUMBER_ENDING_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "mk", "kk", "ky", "tg", "mn", "hu"})
-_ABBREVIATION = regex.compile(r"\p{L}{1,2}(?:\.\p{L}{1,2})+")
 
 
 def _strip_outer(token: str) -> str:
     start, end = 0, len(token)
     while start < end and unicodedata.category(token[start])[0] == "P" and not (
-            token[start] in _SIGN and start + 1 < end and token[start + 1].isdigit()):
+            token[start] in _SIGN + "%\u2030" and start + 1 < end and token[start + 1].isdigit()):  # -40, %50 (tr)
         start += 1
     while end > start and unicodedata.category(token[end - 1])[0] == "P" and token[end - 1] not in _KEPT_AT_END:
         end -= 1
@@ -220,10 +219,17 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     from babelprobe.text.affixes import elided, hyphens, proclitic_match
     from babelprobe.text.numbers import canonical_number, groups_with_space, join_number_spaces, roman_value
 
+    from babelprobe.text.abbreviations import join_doubled, letters_of
+    from babelprobe.text.numbers import han_digit_years, split_unit
+
     split = Split([], "", set(), {})
     rest: list[str] = []
-    text = _wide_punctuation_apart(text)
-    for raw in join_number_spaces(text, groups_with_space(language)).split():
+    text = _wide_punctuation_apart(han_digit_years(text))  # 二〇〇一年 = 2001年
+    raws: list[str] = []
+    for raw in join_doubled(join_number_spaces(text, groups_with_space(language)).split()):  # EE. UU.
+        unit = split_unit(_strip_outer(raw), language or None)
+        raws += [unit[0], unit[1]] if unit else [raw]  # 5km, -3.5°C, Rp5.000: the number and its unit apart
+    for raw in raws:
         bare = _strip_outer(raw)
         value = roman_value(bare) if bare.isupper() and (gold or len(bare) > 1) else None
         token = _strip_outer(fold(raw, language))
@@ -238,8 +244,7 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
         apart = elided(token, language)  # l'italie: the article is no word of the answer
         if apart:
             token = apart[1]
-        if _ABBREVIATION.fullmatch(token):
-            token = token.replace(".", "")  # U.S. = US
+        token = letters_of(token)  # U.S. = US
         token = _DASH_BETWEEN_DIGITS.sub("-", token)  # 1937–1945年: one dash
         ending = _NUMBER_ENDING.search(token) if language.split("-")[0] in _NUMBER_ENDING_LANGUAGES else None
         if ending:  # 1945-м: the number, and its ending apart
@@ -255,6 +260,9 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
             if number != token or number not in text:
                 split.numbers.add(number)
             token = number
+            amount = "".join(ch for ch in number if unicodedata.category(ch) != "Sc").rstrip("%\u2030")
+            if not gold and amount != number and amount.replace(".", "", 1).isdigit():
+                rest.append(amount)  # 10 € answers a gold 10 (10 Euro): the amount is said
         suffix = _APOSTROPHE_SUFFIX.search(token)
         if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
             rest.append(suffix.group(1))
@@ -375,6 +383,29 @@ def _number_match(text: str, prediction: Prediction, gold_romans: dict[str, int]
     return None
 
 
+_RANGE = regex.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
+
+
+def _range_in_words(text: str, prediction: Prediction) -> Match | None:
+    """A gold range (1914-1918) given by the prediction as its two ends, in order, with at most
+    one word between them (from 1914 to 1918, 1914 bis 1918, de 1914 a 1918, 1914년부터 1918년)."""
+    ends = _RANGE.fullmatch(text)
+    if ends is None:
+        return None
+    units = prediction.units
+    for i, (_, word) in enumerate(units):
+        if word != ends.group(1):
+            continue
+        between = 0  # spaced words between the ends; a counter or particle of an unspaced script (年, から) is free
+        for j in range(i + 1, min(len(units), i + 5)):
+            if units[j][1] == ends.group(2):
+                return Match(Evidence("range", text, form=" ".join(w for _, w in units[i:j + 1])))
+            between += units[j][0] is None
+            if between > 1:
+                break
+    return None
+
+
 def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Match | None:
     script, text = unit
     if script == WHOLE:
@@ -386,7 +417,7 @@ def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Ma
                 rule = "number" if text in gold.numbers or w in prediction.split.numbers else "whole"
                 return Match(Evidence(rule if after.rule == "exact" else f"{rule}+{after.rule}", text, form=w,
                                       source=after.source), after.unsure)
-        return None
+        return _range_in_words(text, prediction)
     if script is None:
         for s, w in prediction.units:
             found = word_match(text, w, language) if s is None else None
@@ -519,7 +550,8 @@ def parse_judge(answer: str, language: str | None = None) -> bool | None:
     if language:
         return yes_no_evidence(answer, language)[0]
     found = [yes_no_evidence(answer, code) for code in JUDGE_DEFAULT_LANGUAGES]
-    hits = [(e.span[0] if e and e.span else len(answer), verdict) for verdict, e in found if verdict is not None]
+    # the earliest word decides; at one position the longest (no sé before no)
+    hits = [((e.span[0], -e.span[1]) if e.span else (len(answer), 0), verdict) for verdict, e in found if e is not None]
     return min(hits, key=lambda hit: hit[0])[1] if hits else None
 
 
