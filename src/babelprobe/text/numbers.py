@@ -32,9 +32,11 @@ written but for the digits and dashes. Not a number: None.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
+
+import regex
 
 DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 SPACES = "\u00a0\u2007\u2009\u202f "  # after NFKC all are " ", but callers may pass raw text
@@ -275,3 +277,74 @@ def han_digit_years(text: str) -> str:
     no word uses). Counted numbers (一个, 十二) and single characters are words and stay."""
     return _HAN_DIGIT_RUN.sub(lambda m: "".join(_HAN_DIGITS[ch] for ch in m.group()) if len(m.group()) > 1
                               else m.group(), text)
+
+
+# ---------------------------------------------------------------- marks around numbers (text/data/number_marks.tsv)
+
+@dataclass(frozen=True)
+class NumberMarks:
+    """The rows of text/data/number_marks.tsv, compiled: range marks between digits, the joiner
+    of a case ending after a number (per language), ordinal indicators, and the scripts a
+    number is written against."""
+
+    range_marks: str
+    ending_joiners: dict[str, str]  # language -> joiner
+    ordinals: str  # as written (º ª)
+    scripts: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def number_marks() -> NumberMarks:
+    from babelprobe.text.normalize import _cell_text
+    from babelprobe.text.tables import table_rows
+
+    ranges, joiners, ordinals, scripts = "", {}, "", ()
+    for where, (kind, marks, languages, _source) in table_rows("number_marks.tsv", ["kind", "marks", "languages", "source"]):
+        items = [_cell_text(m, where) for m in marks.split()]
+        if kind == "range":
+            ranges += "".join(items)
+        elif kind == "case_ending":
+            joiners.update({code: items[0] for code in languages.split()})
+        elif kind == "ordinal":
+            ordinals += "".join(items)
+        elif kind == "script_change":
+            scripts = tuple(items)
+        else:
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected range/case_ending/ordinal/script_change")
+    return NumberMarks(ranges, joiners, ordinals, scripts)
+
+
+@lru_cache(maxsize=1)
+def _mark_patterns() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
+    marks = number_marks()
+    folded_ordinals = unicodedata.normalize("NFKC", marks.ordinals)  # º -> o, ª -> a
+    dash = regex.compile(r"(?<=\d)[" + regex.escape(marks.range_marks) + r"](?=\d)")
+    ordinal = regex.compile(r"(?<=\d)\.(?=[" + regex.escape(folded_ordinals) + r"]$)")
+    head = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[" + "".join(rf"\p{{{s}}}" for s in marks.scripts) + "])")
+    return dash, ordinal, head
+
+
+def range_dashes(token: str) -> str:
+    """Every range mark between two digits as '-' (1937–1945, 1937〜1945 -> 1937-1945)."""
+    return _mark_patterns()[0].sub("-", token)
+
+
+def number_case_ending(token: str, language: str | None) -> tuple[str, str] | None:
+    """(the number, its case ending) of a folded token like Russian 1945-м, where the language
+    writes a case ending after a number and a joiner; else None."""
+    joiner = number_marks().ending_joiners.get((language or "").split("-")[0])
+    found = regex.search(r"(\d)" + regex.escape(joiner) + r"(\p{L}+)$", token) if joiner else None
+    return (token[:found.start() + 1], found.group(2)) if found else None
+
+
+def without_ordinal_dot(token: str, written: str) -> str:
+    """1.º -> 1º (folded: 1.o -> 1o) where ``written`` (the token as written) holds an ordinal
+    indicator: the full stop before it is no decimal mark."""
+    if not any(ch in written for ch in number_marks().ordinals):
+        return token
+    return _mark_patterns()[1].sub("", token)
+
+
+def number_head(token: str) -> regex.Match[str] | None:
+    """The number at the start of a token written against a Han, kana or Hangul word (1,000人)."""
+    return _mark_patterns()[2].match(token)

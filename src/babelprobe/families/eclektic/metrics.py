@@ -153,18 +153,6 @@ def normalize(text: str, language: str | None = None) -> str:
 _SIGN = "-+\u2212"
 _APOSTROPHE_SUFFIX = regex.compile(r"['\u2019]([\p{L}\p{M}]+)$")
 _KEPT_AT_END = "#%+"  # C#, 5%, C++: part of the token, not closing punctuation
-# U.S., U.S.A., D.C., Ph.D. (the final full stop already taken off as outer punctuation)
-# a wave dash or tilde between digits is the Japanese and Chinese range mark (1937〜1945)
-_DASH_BETWEEN_DIGITS = regex.compile(r"(?<=\d)[\u2010-\u2015\u2212\ufe58\ufe63\uff0d~\u301c\uff5e](?=\d)")
-# a case ending written after a number and a hyphen (Russian 1945-м, Ukrainian 1991-го)
-_NUMBER_ENDING = regex.compile(r"(\d)-(\p{L}+)$")
-# an ordinal indicator after a full stop (Spanish, Portuguese 1.º, 2.ª; NFKC gives o, a)
-_ORDINAL_DOT = regex.compile(r"(?<=\d)\.(?=[oa]$)")
-_NUMBER_HEAD = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])")
-# languages that write a case ending after a number and a hyphen (Russian 1945-м, Timberlake,
-# A Reference Grammar of Russian 2004; Ukrainian 1991-го, Pugh and Press 1999; the other Cyrillic
-# languages likewise; Hungarian 1990-ben, Rounds 2009)
-_NUMBER_ENDING_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "mk", "kk", "ky", "tg", "mn", "hu"})
 
 
 def _strip_outer(token: str) -> str:
@@ -220,7 +208,8 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     from babelprobe.text.numbers import canonical_number, groups_with_space, join_number_spaces, roman_value
 
     from babelprobe.text.abbreviations import join_doubled, letters_of
-    from babelprobe.text.numbers import han_digit_years, split_unit
+    from babelprobe.text.numbers import (han_digit_years, number_case_ending, number_head, range_dashes,
+                                         split_unit, without_ordinal_dot)
 
     split = Split([], "", set(), {})
     rest: list[str] = []
@@ -245,14 +234,13 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
         if apart:
             token = apart[1]
         token = letters_of(token)  # U.S. = US
-        token = _DASH_BETWEEN_DIGITS.sub("-", token)  # 1937–1945年: one dash
-        ending = _NUMBER_ENDING.search(token) if language.split("-")[0] in _NUMBER_ENDING_LANGUAGES else None
+        token = range_dashes(token)  # 1937–1945年: one dash
+        ending = number_case_ending(token, language)
         if ending:  # 1945-м: the number, and its ending apart
-            rest.append(ending.group(2))
-            token = token[:ending.start() + 1]
-        if "º" in raw or "ª" in raw:
-            token = _ORDINAL_DOT.sub("", token)  # 1.º = 1º
-        head = _NUMBER_HEAD.match(token)  # 1,000人, 1937-1945年: the number before the script change
+            token = ending[0]
+            rest.append(ending[1])
+        token = without_ordinal_dot(token, raw)  # 1.º = 1º
+        head = number_head(token)  # 1,000人, 1937-1945年: the number before the script change
         number = canonical_number(head.group(0) if head else token, language) if any(ch.isdigit() for ch in token) else None
         if number is not None:
             if head:
