@@ -186,15 +186,18 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
 
 
 def _maskable_parts(name: str, language: str) -> list[list[str]]:
-    """The sequences to look for: the whole name, and each part of a multi-word name that can
+    """The sequences to look for: the whole name, each part of a multi-word name that can
     name the character alone (Vronsky for Alexei Vronsky): not a title (Count, князь), not a
-    lower-case particle (de, van), at least two letters."""
+    lower-case particle (de, van), at least two letters; and consecutive parts written as one
+    word (a compound name written joined: عبدالله for عبد الله)."""
     parts = name_parts(name, language)
     out = [parts] if parts else []
     if len(parts) > 1:
         for part in parts:
             if len(part) >= 2 and not (part[0].islower()) and not is_title(part, language):
                 out.append([part])
+        # a compound name written joined (عبدالله for عبد الله, Abdulrahman): consecutive parts as one word
+        out += [["".join(parts[i:j])] for i in range(len(parts)) for j in range(i + 2, len(parts) + 1)]
     return out
 
 
