@@ -27,8 +27,8 @@ def is_name(phrase: str, name: str, language: str | None = None) -> bool:
     code = _base(language) or None
     if char_script(name[0]) in UNSPACED_SCRIPTS or char_script(name[-1]) in UNSPACED_SCRIPTS:
         whole = fold(name, code)
-        parts = {p for p in whole.split() if p} | {fold(p, code) for p in unspaced_parts(name, code)}
-        return any(said.replace(" ", "") == whole.replace(" ", "") or said in parts
+        pieces = {p for p in whole.split() if p} | {fold(p, code) for p in unspaced_parts(name, code)}
+        return any(said.replace(" ", "") == whole.replace(" ", "") or said in pieces
                    for said in without_suffixes(fold(phrase, code), code))
     parts = [p for p in name_parts(name, code) if not is_title(p, code)]
     said = [w for w in name_parts(phrase, code)]

@@ -12,7 +12,13 @@
    row says the script, the languages it is limited to (empty: every language of the script, and
    text whose language is not given), what it folds, to what, why, and its source. Latin
    diacritics are folded ONLY where a row says so (e.g. Spanish and French capitals written
-   without accents); Polish, Czech, Vietnamese... letters with diacritics stay distinct letters.
+   without accents); Polish, Czech, Vietnamese... letters with diacritics stay distinct letters;
+6. the ``convert`` rows: a whole character table by a named converter (:data:`CONVERTERS`:
+   traditional Chinese characters as simplified, hanziconv, for zh).
+
+The ``capitals`` rows apply only through :func:`fold_capitals`, which callers use for a word
+written entirely in capitals (STEPAN for Štěpán, LUKASZ for Łukasz: capitals are often printed
+without diacritics), never for lower-case text.
 
 Callers fold tokens, not whole texts, when they need spans: folding changes lengths.
 
@@ -75,7 +81,7 @@ def fold_rules() -> tuple[FoldRule, ...]:
             raise ValueError(f"{where}: field 'to' has {len(targets)} items for {len(items)} in 'from' "
                              "(give one for all, or one each)")
         if what == "convert":
-            rules.append(FoldRule(script, frozenset(languages.split()), what, ((sources, target),), why, source, where))
+            rules.append(FoldRule(script, frozenset(languages.split()), "convert", ((sources, target),), why, source, where))
             continue
         if what in ("mark", "remove") and targets:
             raise ValueError(f"{where}: a {what} row removes; its 'to' must be empty")

@@ -298,7 +298,9 @@ def number_marks() -> NumberMarks:
     from babelprobe.text.normalize import _cell_text
     from babelprobe.text.tables import table_rows
 
-    ranges, joiners, ordinals, scripts = "", {}, "", ()
+    ranges, ordinals = "", ""
+    joiners: dict[str, str] = {}
+    scripts: tuple[str, ...] = ()
     for where, (kind, marks, languages, _source) in table_rows("number_marks.tsv", ["kind", "marks", "languages", "source"]):
         items = [_cell_text(m, where) for m in marks.split()]
         if kind == "range":

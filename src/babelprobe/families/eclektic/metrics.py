@@ -240,11 +240,11 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
             token = ending[0]
             rest.append(ending[1])
         token = without_ordinal_dot(token, raw)  # 1.º = 1º
-        head = number_head(token)  # 1,000人, 1937-1945年: the number before the script change
-        number = canonical_number(head.group(0) if head else token, language) if any(ch.isdigit() for ch in token) else None
+        lead = number_head(token)  # 1,000人, 1937-1945年: the number before the script change
+        number = canonical_number(lead.group(0) if lead else token, language) if any(ch.isdigit() for ch in token) else None
         if number is not None:
-            if head:
-                number += token[head.end():]
+            if lead:
+                number += token[lead.end():]
             if number != token or number not in text:
                 split.numbers.add(number)
             token = number
