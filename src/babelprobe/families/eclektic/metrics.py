@@ -27,10 +27,17 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
     dash, minus sign and the other dashes are a hyphen (1990–1995 = 1990-1995, −40 = -40); a
     currency or percent sign with or without a space (5 € = 5€ = €5, % 5 = 5%); decades with or
     without the apostrophe (1980's = 1980s); digits written against Han, kana or Hangul are read
-    apart (1,000人 = 1000人). An upper-case Roman numeral of the gold answer is also found as its
+    apart (1,000人 = 1000人); years in positional Han digits are numbers (二〇〇一年 = 2001年, GB/T
+    15835); a unit symbol or a currency written in letters is a word apart from its number however
+    spaced (5km = 5 km, -3.5°C = −3.5 °C, Rp5.000 = Rp 5.000; text/data/units.tsv); a predicted
+    amount with a currency or percent sign also answers the bare gold number (10 € for 10 Euro);
+    a gold range is found as its two ends in order with at most one word between (from 1914 to
+    1918 for 1914–1918). The range marks, case-ending joiners and ordinal indicators are rows of
+    text/data/number_marks.tsv. An upper-case Roman numeral of the gold answer is also found as its
     value (Louis XIV in "Louis 14"), and a gold number as a prediction's upper-case Roman numeral
     of two or more letters.
-  - Abbreviations with full stops are the letters (U.S. = US, D.C. = DC).
+  - Abbreviations with full stops are the letters (U.S. = US, D.C. = DC; Spanish plural EE. UU. =
+    EEUU: babelprobe.text.abbreviations).
   - Whole tokens. A whitespace token that carries a number with a sign or an inner separator
     (dates 1945-05-12, scores 2:1, decimals 3.5, times 10:30, signed -40, 5%) or a symbol
     (C++, C#, AT&T, $5) is one unit, in the gold answer and in the prediction alike, and is found
@@ -90,8 +97,8 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
       세종 대왕은); found so, every word of that stretch counts.
 
 Every verdict records its evidence (``recall_verdict``: per gold word found, the rule that found
-it: exact, fold, number, whole, affix, ending, stem, proclitic, article, ideograph, katakana,
-segment, spacing; the predicted form and the table row's source) and a flag where the layer could
+it: exact, fold, number, whole, range, affix, ending, stem, proclitic, article, ideograph,
+katakana, segment, spacing; the predicted form and the table row's source) and a flag where the layer could
 not decide: a target language with no profile in text/data/languages.tsv, whose glued forms are
 then read by the generic 2-letter rule. ECLeKTiC items keep both (``evidence``, ``text_flag``).
 """
@@ -205,11 +212,10 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     """Whole tokens and the rest (module docstring); a gold answer's one-letter Roman numerals
     count (World War I), a prediction's do not (I is a pronoun)."""
     from babelprobe.text.affixes import elided, hyphens, proclitic_match
-    from babelprobe.text.numbers import canonical_number, groups_with_space, join_number_spaces, roman_value
-
     from babelprobe.text.abbreviations import join_doubled, letters_of
-    from babelprobe.text.numbers import (han_digit_years, number_case_ending, number_head, range_dashes,
-                                         split_unit, without_ordinal_dot)
+    from babelprobe.text.numbers import (canonical_number, groups_with_space, han_digit_years, join_number_spaces,
+                                         number_case_ending, number_head, range_dashes, roman_value, split_unit,
+                                         without_ordinal_dot)
 
     split = Split([], "", set(), {})
     rest: list[str] = []
