@@ -17,9 +17,10 @@ row per form, each with the grammar it comes from) lists:
 - ``final``: the last letters of a word and the case endings that replace them, written
   ``а → е у ой`` (Russian Москва -> Москве, Lithuanian Petras -> Petro, Greek Γιάννης -> Γιάννη,
   Czech mobile e Pavel -> Pavla, Pavlovi);
-- ``gradation``: a consonant of the last syllable that weakens before an ending (Finnish
-  consonant gradation, ``nk → ng``: Helsinki -> Helsingissä; ``k → -``: Turku -> Turussa); the
-  weakened stem then takes the endings the language allows.
+- ``gradation``: the last syllable's change before an ending (Finnish consonant gradation,
+  ``nk → ng``: Helsinki -> Helsingissä; ``k → -``: Turku -> Turussa; e-stems, ``hti → hde``:
+  Lahti -> Lahdessa, ``mi → me``: Rovaniemi -> Rovaniemellä); the changed stem then takes the
+  endings the language allows.
 
 Beyond the listed forms, any ending of letters is accepted up to a length set by the language's
 profile (text/data/languages.tsv column ``suffixing``, lang-core's table): ``none`` 0 letters,
@@ -222,9 +223,9 @@ def stem_match(word: str, gold: str, language: str | None) -> AffixMatch | None:
         return None
     for row in table.forms("gradation"):
         strong, _, weak = row.form.partition(" → ")
-        at = gold.rfind(strong)
-        if at < 1 or not gold[at + len(strong):] or not all(ch in _VOWELS for ch in gold[at + len(strong):]):
-            continue  # gradation changes the consonant before the final vowel(s) only
+        at, after_strong = gold.rfind(strong), gold[gold.rfind(strong) + len(strong):]
+        if at < 1 or not all(ch in _VOWELS for ch in after_strong) or not (after_strong or strong[-1] in _VOWELS):
+            continue  # the last syllable only: the consonant before the final vowel(s), or an e-stem's final i
         stem = gold[:at] + ("" if weak == "-" else weak) + gold[at + len(strong):]
         after = ending_match(word[len(stem):], gold, language) if word.startswith(stem) and word != stem else None
         if after is not None:
