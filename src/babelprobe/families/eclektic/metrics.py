@@ -107,7 +107,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import regex
@@ -190,6 +190,7 @@ class Split:
     rest: str
     numbers: set[str]
     romans: dict[str, int]
+    capitals: set[str] = field(default_factory=set)  # folded words written in capitals (LODZ, STEPAN)
 
 
 # full-width and ideographic punctuation ends a token as a space does (1964年、昭和39年: two tokens,
@@ -213,6 +214,7 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     count (World War I), a prediction's do not (I is a pronoun)."""
     from babelprobe.text.affixes import elided, hyphens, proclitic_match
     from babelprobe.text.abbreviations import join_doubled, letters_of
+    from babelprobe.text.normalize import in_capitals
     from babelprobe.text.numbers import (canonical_number, groups_with_space, han_digit_years, join_number_spaces,
                                          number_case_ending, number_head, range_dashes, roman_value, split_unit,
                                          without_ordinal_dot)
@@ -261,6 +263,8 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
         if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
             rest.append(suffix.group(1))
             token = token[:suffix.start()]
+        if in_capitals(bare):
+            split.capitals.add(token)
         if token and _is_whole(token):
             split.wholes.append(token)
         else:
@@ -377,6 +381,22 @@ def _number_match(text: str, prediction: Prediction, gold_romans: dict[str, int]
     return None
 
 
+def _capitals_match(text: str, prediction: Prediction, language: str, gold: Split) -> Match | None:
+    """A word written in capitals without its diacritics (LODZ for Łódź, STEPAN for Štěpán): both
+    sides folded by the capitals rows of text/data/folding.tsv, only where one is in capitals."""
+    from babelprobe.text.normalize import fold_capitals
+
+    for script, word in prediction.units:
+        if script is None and (word in prediction.split.capitals or text in gold.capitals):
+            bare_gold, bare_word = fold_capitals(text, language or None), fold_capitals(word, language or None)
+            found = word_match(bare_gold, bare_word, language) if (bare_gold, bare_word) != (text, word) else None
+            if found is not None:
+                return Match(Evidence("capitals+" + found.evidence.rule, text, form=word,
+                                      source="text/data/folding.tsv capitals rows (ICAO Doc 9303; CLDR Latin-ASCII)"),
+                             found.unsure)
+    return None
+
+
 _RANGE = regex.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
 
 
@@ -421,7 +441,7 @@ def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Ma
                 if found.evidence.rule == "fold" and text in prediction.raw:
                     return Match(Evidence("exact", text, form=w))
                 return found
-        return _number_match(text, prediction, gold.romans)
+        return _number_match(text, prediction, gold.romans) or _capitals_match(text, prediction, language, gold)
     if script == "Katakana":
         hit = any(s == "Katakana" and w == text for s, w in prediction.units)
         return Match(Evidence("katakana", text, form=text)) if hit else None
