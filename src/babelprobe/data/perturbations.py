@@ -116,13 +116,18 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     """A name in a script written without spaces is found inside the text (no boundary is
     written: 林黛玉说), its parts joined by an optional name separator (アンナ・カレーニナ)."""
-    parts = [p for p in regex.split(_SEPARATOR + "+", name) if p]
+    from babelprobe.text.normalize import converted
+
+    parts = [converted(p, language) for p in regex.split(_SEPARATOR + "+", name) if p]
     pattern = regex.compile((_SEPARATOR + "?").join(regex.escape(p) for p in parts))
+    haystack = converted(text, language)  # 張偉 found for 张伟 (zh: traditional = simplified)
+    if len(haystack) != len(text):
+        haystack = text  # a conversion that moved positions: look for the name as written
     hits = []
-    for found in pattern.finditer(text):
+    for found in pattern.finditer(haystack):
         start, end = found.span()
         if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end):
-            hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", found.group(),
+            hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", text[start:end],
                                                          name, (start, end))))
     return hits
 

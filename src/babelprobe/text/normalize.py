@@ -110,6 +110,15 @@ def _converters(language: str | None) -> tuple[Callable[[str], str], ...]:
                  if rule.what == "convert" and (not rule.languages or language in rule.languages))
 
 
+def converted(text: str, language: str | None = None) -> str:
+    """``text`` with only the language's ``convert`` rows applied (張偉 -> 张伟 for zh), as written
+    otherwise: a character table, so positions stay those of the text (masks use it to find a
+    name inside unspaced text); unchanged where the language has none."""
+    for convert in _converters(_base_language(language)):
+        text = convert(text)
+    return text
+
+
 @lru_cache(maxsize=256)
 def _policy(language: str | None) -> tuple[dict[str, str], dict[str, frozenset[str]], tuple[tuple[str, str], ...]]:
     """For one language: casing map, marks removed per script, and ordered replacements."""

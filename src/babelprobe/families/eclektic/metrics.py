@@ -397,25 +397,33 @@ def _capitals_match(text: str, prediction: Prediction, language: str, gold: Spli
     return None
 
 
-_RANGE = regex.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
+_RANGE = regex.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\p{L}*")  # 1914-1918, 1914-1918年
+_LEAD_NUMBER = regex.compile(r"(\d+(?:\.\d+)?)\p{L}*")  # 1914, 1914년부터: a number and its ending
+MAX_RANGE_WORDS = 2  # spaced words between a range's ends: to, bis, a, e il (tra il 1914 e il 1918)
 
 
 def _range_in_words(text: str, prediction: Prediction) -> Match | None:
     """A gold range (1914-1918) given by the prediction as its two ends, in order, with at most
-    one word between them (from 1914 to 1918, 1914 bis 1918, de 1914 a 1918, 1914년부터 1918년)."""
+    two spaced words between them (from 1914 to 1918, von 1914 bis 1918, tra il 1914 e il 1918,
+    1914년부터 1918년까지; a counter or particle of an unspaced script is free: 1914年至1918年)."""
     ends = _RANGE.fullmatch(text)
     if ends is None:
         return None
+
+    def number(word: str) -> str | None:
+        found = _LEAD_NUMBER.fullmatch(word)
+        return found.group(1) if found else None
+
     units = prediction.units
     for i, (_, word) in enumerate(units):
-        if word != ends.group(1):
+        if number(word) != ends.group(1):
             continue
-        between = 0  # spaced words between the ends; a counter or particle of an unspaced script (年, から) is free
-        for j in range(i + 1, min(len(units), i + 5)):
-            if units[j][1] == ends.group(2):
+        between = 0
+        for j in range(i + 1, min(len(units), i + 2 * MAX_RANGE_WORDS + 2)):
+            if number(units[j][1]) == ends.group(2):
                 return Match(Evidence("range", text, form=" ".join(w for _, w in units[i:j + 1])))
             between += units[j][0] is None
-            if between > 1:
+            if between > MAX_RANGE_WORDS:
                 break
     return None
 
