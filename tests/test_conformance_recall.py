@@ -27,19 +27,7 @@ REQUIRED = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "z
 
 
 # Rows the layer still reads wrong (lang-review, issue 27): strict, so a fix must take its row out.
-STILL_WRONG = {
-    ("es", "EE. UU."): "an abbreviation written as two dotted words with a space (EE. UU.) is not joined to EEUU",
-    ("id", "Rp 5.000"): "a currency written as letters (Rp, not a currency sign) is not joined to its number",
-    ("en", "\u22123.5 \u00b0C"): "a unit sign apart from its number (3.5 \u00b0C) is not joined as currency and % are",
-    # lang-review2
-    ("de", "10 €"): "a number joined to its currency sign (10€) no longer matches the bare number of a gold answer written with the currency's name (10 Euro)",
-    ("en", "from 1914 to 1918"): "a gold range (1914–1918) is one number token; a prediction giving both ends in words (from 1914 to 1918) does not match it",
-    ("tr", "%50"): "Turkish writes the percent sign before the number (%50): the number reader joins % only after a number",
-    ("en", "5km"): "a unit written against its number (5km) stays one token; the gold 5 km has two",
-    ("fi", "Helsingissä"): "Finnish consonant gradation (Helsinki, Helsingissä): no affix table for fi, the generic ending rule needs the stem unchanged",
-    ("zh", "不知道"): "'I don't know' (不知道) is read as NO: the judge word 不 is matched at the start of a longer word",
-    ("zh", "二〇〇一年"): "years written in Chinese digits (二〇〇一, GB/T 15835) are not read as numbers (zh.tsv's earlier row 一九四九年 pins 0.5, i.e. not folded: a policy to decide)",
-}
+STILL_WRONG: dict[tuple[str, str], str] = {}  # issue 27's ten recall classes are fixed at their mechanism (lang-mech)
 
 
 @pytest.mark.parametrize("case", case_params(OPERATIONS))
@@ -71,7 +59,7 @@ def test_judge_languages_have_yes_and_no():
     languages = set(REQUIRED) | set("bg ca cs da de en es fr hr hu it nl pl pt ro ru sl sr sv uk".split())
     for language in sorted(languages):
         answers = {w.answer for w in yes_no_words(language)}
-        assert answers == {True, False}, language
+        assert {True, False} <= answers, language
 
 
 # ---------------------------------------------------------------- the classes, failing on main
