@@ -44,15 +44,6 @@ STILL_WRONG = {
     ("ja", "５０％"): "the fullwidth percent sign ％ (U+FF05) is not folded (NFKC) before the number reader joins % to its number",
     ("zh", "50％"): "the fullwidth percent sign ％ (U+FF05) is not folded (NFKC) before the number reader joins % to its number",
     ("en", "The correct answer is Paris."): "a verdict word used attributively (the correct answer is ...) is read as the verdict: yes_no/<code>.tsv words are matched anywhere; needs a rule that a verdict word counts only as the answer's predicate (or first word)",
-    # lang-review3 batch 2 (first pass)
-    ('fa', 'درست است.'): 'text/data/yes_no/fa.tsv has no row for this answer word',
-    ('nl', 'Juist.'): 'text/data/yes_no/nl.tsv has no row for this answer word',
-    ('nl', 'Onjuist.'): 'text/data/yes_no/nl.tsv has no row for this answer word',
-    ('sv', 'Fel.'): 'text/data/yes_no/sv.tsv has no row for this answer word',
-    ('sw', 'Sahihi.'): 'text/data/yes_no/sw.tsv has no row for this answer word',
-    ('tr', 'Doğru.'): 'text/data/yes_no/tr.tsv has no row for this answer word',
-    ('tr', 'Yanlış.'): 'text/data/yes_no/tr.tsv has no row for this answer word',
-    ('vi', 'Sai.'): 'text/data/yes_no/vi.tsv has no row for this answer word',
 }
 
 
