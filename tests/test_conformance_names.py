@@ -40,9 +40,6 @@ STILL_WRONG = {
     # lang-review3: rows checked against their sources; the fix is in the layer's Python
     ("pt", "JOAO"): "capitals written without the tilde: folding.tsv keeps the pt tilde for all text (manhã/manha are two words); needs a fold policy for tokens in capitals only",
     ("zh", "列夫•托尔斯泰写了这本书。"): "a name whose parts are joined by a bullet (U+2022) is masked part by part, leaving the bullet between two masks; the mask joins parts only across the middle dot of the name as given",
-    # lang-review3 batch 5 (first pass)
-    ('ru', 'Ирине'): 'the ru paradigm has no row for this case form',
-    ('sl', 'Petru'): 'the sl paradigm has no row for this case form',
 }
 
 

@@ -48,11 +48,6 @@ STILL_WRONG = {
     ("en", "on 11/9/2001"): "a date written with slashes (11/9/2001) is read as one number token by the recall, so its year does not match a gold year (the segmenter gives 11 / 9 / 2001)",
     ("ja", "約50%"): "after a CJK character (約/约 'about') the number reader does not join % to its number, though 50% alone is joined",
     ("zh", "约50%"): "after a CJK character (約/约 'about') the number reader does not join % to its number, though 50% alone is joined",
-    # lang-review3 batch 5 (first pass)
-    ('el', 'Η απάντηση είναι σωστή.'): 'text/data/yes_no/el.tsv has no row for this answer word',
-    ('ko', '틀렸어요.'): 'text/data/yes_no/ko.tsv has no row for this answer word',
-    ('pl', 'Odpowiedź jest poprawna.'): 'text/data/yes_no/pl.tsv has no row for this answer word',
-    ('uk', 'Відповідь правильна.'): 'text/data/yes_no/uk.tsv has no row for this answer word',
 }
 
 
