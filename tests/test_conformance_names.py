@@ -25,6 +25,9 @@ from babelprobe.text.titles import is_title
 # Rows the layer still reads wrong (lang-review2, issue 27): strict, so a fix must take its row out.
 STILL_WRONG = {
     ("tr", "Ayşenin"): "suffixes glued without the apostrophe: tr.tsv:69 pins the same construction the other way (Alinin vs Ali: no, Göksel & Kerslake: a proper name's suffix follows an apostrophe); simplemma's lemmas would accept Ayşenin but also Alinin and Ecem (-> Ece, tr.tsv:125 no), and an Unsure flag refuses every mask of a passage with Aliye (tr.tsv:12 pins it kept): the two reviewed rows must be reconciled first",
+    # lang-review3: rows checked against their sources; the fix is in the layer's Python
+    ("pt", "JOAO"): "capitals written without the tilde: folding.tsv keeps the pt tilde for all text (manhã/manha are two words); needs a fold policy for tokens in capitals only",
+    ("zh", "列夫•托尔斯泰写了这本书。"): "a name whose parts are joined by a bullet (U+2022) is masked part by part, leaving the bullet between two masks; the mask joins parts only across the middle dot of the name as given",
 }
 
 
@@ -46,7 +49,8 @@ def test_name_match(case: Case, request: pytest.FixtureRequest) -> None:
 
 
 @pytest.mark.parametrize("case", case_params({"mask"}))
-def test_mask(case: Case) -> None:
+def test_mask(case: Case, request: pytest.FixtureRequest) -> None:
+    _still_wrong(case, request)
     names = case.items("argument")
     if case.expected == "refused":
         with pytest.raises(NameNotMaskable):
@@ -56,5 +60,6 @@ def test_mask(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", case_params({"title"}))
-def test_title(case: Case) -> None:
+def test_title(case: Case, request: pytest.FixtureRequest) -> None:
+    _still_wrong(case, request)
     assert is_title(case.input, case.language) == _yes_no(case), f"{case.where}: {case.input!r} ({case.source})"
