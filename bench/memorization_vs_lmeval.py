@@ -34,7 +34,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from babelprobe.families.memorization.config import MemorizationConfig  # noqa: E402
-from babelprobe.families.memorization.corpus import read_inputs, sample_corpus  # noqa: E402
+from babelprobe.data.corpus import read_documents  # noqa: E402
+from babelprobe.families.memorization.corpus import sample_corpus  # noqa: E402
 from babelprobe.data.langid import FastLangdetect  # noqa: E402
 from babelprobe.families.memorization.data import load_samples  # noqa: E402
 from babelprobe.models import load_backend, resolve  # noqa: E402
@@ -82,11 +83,12 @@ def sampler_figures(documents: int, per_language: int, buffer_size: int) -> dict
         for scale in (1, 10):
             corpus = synthetic_corpus(Path(tmp) / f"c{scale}.jsonl", documents * scale, seed=scale)
             start = time.perf_counter()
-            report = sample_corpus(read_inputs([corpus]), Path(tmp) / f"o{scale}", identifier, per_language,
-                                   buffer_size, 0)
+            report = sample_corpus(read_documents([corpus], lang_field="language"), Path(tmp) / f"o{scale}",
+                                   identifier, per_language, buffer_size, 0)
             seconds = time.perf_counter() - start
             tracemalloc.start()
-            sample_corpus(read_inputs([corpus]), Path(tmp) / f"m{scale}", identifier, per_language, buffer_size, 0)
+            sample_corpus(read_documents([corpus], lang_field="language"), Path(tmp) / f"m{scale}", identifier,
+                          per_language, buffer_size, 0)
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
             read = sum(c.read for c in report.counts.values())

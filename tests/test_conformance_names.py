@@ -24,19 +24,10 @@ from babelprobe.text.titles import is_title
 
 # Rows the layer still reads wrong (lang-review2, issue 27): strict, so a fix must take its row out.
 STILL_WRONG = {
-    ("ja", "田中さん"): "in a script without spaces a phrase must be the name exactly: a trailing honorific (さん, 様, くん, ちゃん) and particle are not set aside as titles are in spaced scripts",
-    ("ja", "田中様"): "in a script without spaces a trailing honorific is not set aside (is_name compares the whole phrase)",
-    ("ja", "田中くん"): "in a script without spaces a trailing honorific is not set aside (is_name compares the whole phrase)",
-    ("ja", "田中さんは"): "in a script without spaces a trailing honorific and particle are not set aside (is_name compares the whole phrase)",
-    ("ja", "花子ちゃん"): "in a script without spaces a trailing honorific is not set aside (is_name compares the whole phrase)",
-    ("cs", "STEPAN"): "capitals written without diacritics: folding.tsv folds marks per language for all text, and folding Czech marks everywhere would merge words (byt/být); needs a policy for tokens in capitals only",
-    ("pl", "LUKASZ"): "capitals written without diacritics (and Ł as L): needs a fold policy for tokens in capitals only (Ł has no decomposition)",
-    ("he", "אהרן"): "defective vs plene spelling (matres lectionis): no folding can drop a vav or yod that may be a consonant; needs per-name spelling variants (e.g. Wikidata aliases)",
-    ("he", "דויד"): "plene spelling with a doubled vav: needs per-name spelling variants (e.g. Wikidata aliases)",
-    ("ar", "عبدالله"): "a compound name written joined (عبدالله) or apart (عبد الله): name parts are compared word by word, so the joined spelling matches neither part",
-    ("hu", "Ádámné"): "-né ('wife of') makes another person's name, but the suffix chain n + é of hu.tsv builds Ádámné as a form of Ádám; needs a derivation exclusion in the paradigm",
-    ("zh", "張偉"): "traditional vs simplified characters (張偉/张伟) are not folded; needs a variant table (e.g. OpenCC's) in the zh folding policy",
-    ("tr", "Ayşenin"): "suffixes glued without the apostrophe: the Turkish separator is required so that Aliye (a name) is not Ali; accepting Ayşenin needs a name lexicon (or an Unsure flag)",
+    ("tr", "Ayşenin"): "suffixes glued without the apostrophe: tr.tsv:69 pins the same construction the other way (Alinin vs Ali: no, Göksel & Kerslake: a proper name's suffix follows an apostrophe); simplemma's lemmas would accept Ayşenin but also Alinin and Ecem (-> Ece, tr.tsv:125 no), and an Unsure flag refuses every mask of a passage with Aliye (tr.tsv:12 pins it kept): the two reviewed rows must be reconciled first",
+    # lang-review3: rows checked against their sources; the fix is in the layer's Python
+    ("pt", "JOAO"): "capitals written without the tilde: folding.tsv keeps the pt tilde for all text (manhã/manha are two words); needs a fold policy for tokens in capitals only",
+    ("zh", "列夫•托尔斯泰写了这本书。"): "a name whose parts are joined by a bullet (U+2022) is masked part by part, leaving the bullet between two masks; the mask joins parts only across the middle dot of the name as given",
 }
 
 
@@ -58,7 +49,8 @@ def test_name_match(case: Case, request: pytest.FixtureRequest) -> None:
 
 
 @pytest.mark.parametrize("case", case_params({"mask"}))
-def test_mask(case: Case) -> None:
+def test_mask(case: Case, request: pytest.FixtureRequest) -> None:
+    _still_wrong(case, request)
     names = case.items("argument")
     if case.expected == "refused":
         with pytest.raises(NameNotMaskable):
@@ -68,5 +60,6 @@ def test_mask(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", case_params({"title"}))
-def test_title(case: Case) -> None:
+def test_title(case: Case, request: pytest.FixtureRequest) -> None:
+    _still_wrong(case, request)
     assert is_title(case.input, case.language) == _yes_no(case), f"{case.where}: {case.input!r} ({case.source})"

@@ -27,18 +27,16 @@ REQUIRED = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "z
 
 
 # Rows the layer still reads wrong (lang-review, issue 27): strict, so a fix must take its row out.
-STILL_WRONG = {
-    ("es", "EE. UU."): "an abbreviation written as two dotted words with a space (EE. UU.) is not joined to EEUU",
-    ("id", "Rp 5.000"): "a currency written as letters (Rp, not a currency sign) is not joined to its number",
-    ("en", "\u22123.5 \u00b0C"): "a unit sign apart from its number (3.5 \u00b0C) is not joined as currency and % are",
-    # lang-review2
-    ("de", "10 €"): "a number joined to its currency sign (10€) no longer matches the bare number of a gold answer written with the currency's name (10 Euro)",
-    ("en", "from 1914 to 1918"): "a gold range (1914–1918) is one number token; a prediction giving both ends in words (from 1914 to 1918) does not match it",
-    ("tr", "%50"): "Turkish writes the percent sign before the number (%50): the number reader joins % only after a number",
-    ("en", "5km"): "a unit written against its number (5km) stays one token; the gold 5 km has two",
-    ("fi", "Helsingissä"): "Finnish consonant gradation (Helsinki, Helsingissä): no affix table for fi, the generic ending rule needs the stem unchanged",
-    ("zh", "不知道"): "'I don't know' (不知道) is read as NO: the judge word 不 is matched at the start of a longer word",
-    ("zh", "二〇〇一年"): "years written in Chinese digits (二〇〇一, GB/T 15835) are not read as numbers (zh.tsv's earlier row 一九四九年 pins 0.5, i.e. not folded: a policy to decide)",
+STILL_WRONG: dict[tuple[str, str], str] = {
+    # lang-review3: rows checked against their sources; the fix is in the layer's Python
+    ("en", "about 45 percent"): "a unit written as a word (percent, Prozent, pour cent) is not read as the sign % of the gold number",
+    ("ja", "５０％"): "the fullwidth percent sign ％ (U+FF05) is not folded (NFKC) before the number reader joins % to its number",
+    ("zh", "50％"): "the fullwidth percent sign ％ (U+FF05) is not folded (NFKC) before the number reader joins % to its number",
+    ("en", "The correct answer is Paris."): "a verdict word used attributively (the correct answer is ...) is read as the verdict: yes_no/<code>.tsv words are matched anywhere; needs a rule that a verdict word counts only as the answer's predicate (or first word)",
+    # lang-review3 batch 3: also the layer's Python
+    ("en", "on 11/9/2001"): "a date written with slashes (11/9/2001) is read as one number token by the recall, so its year does not match a gold year (the segmenter gives 11 / 9 / 2001)",
+    ("ja", "約50%"): "after a CJK character (約/约 'about') the number reader does not join % to its number, though 50% alone is joined",
+    ("zh", "约50%"): "after a CJK character (約/约 'about') the number reader does not join % to its number, though 50% alone is joined",
 }
 
 
@@ -71,7 +69,7 @@ def test_judge_languages_have_yes_and_no():
     languages = set(REQUIRED) | set("bg ca cs da de en es fr hr hu it nl pl pt ro ru sl sr sv uk".split())
     for language in sorted(languages):
         answers = {w.answer for w in yes_no_words(language)}
-        assert answers == {True, False}, language
+        assert {True, False} <= answers, language
 
 
 # ---------------------------------------------------------------- the classes, failing on main

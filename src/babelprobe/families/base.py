@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Se
 from pydantic import BaseModel
 
 from babelprobe.config import RunOptions
+from babelprobe.data.corpus import DOCUMENT_RULE
 from babelprobe.data.validation import DatasetError, Problem
 
 if TYPE_CHECKING:
@@ -232,10 +233,13 @@ class Family(Generic[Config]):
         """Add the family's own commands (``babelprobe graph ...``, ``babelprobe rescore owl``)."""
 
 
-# command groups several families add commands to: their help is said here, once
+# command groups several families add commands to, declared here once (their help; cli.py's
+# FAMILY_COMMANDS lists these same texts): CommandRoot.group makes each on first use
 SHARED_GROUPS = {
     "rescore": "Score released or saved predictions without a model.",
-    "corpus": "Corpus tools: memorization samples (Shared Path §5.2), passage presence in a corpus (OWL Figs. 9-10).",
+    # `corpus sample` (memorization), `corpus index` / `corpus presence` (owl): one reader, one rule
+    "corpus": "Corpus tools: memorization samples (Shared Path §5.2), passage presence in a corpus (OWL Figs. 9-10)."
+              "\n\n" + DOCUMENT_RULE,
 }
 
 

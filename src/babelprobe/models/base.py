@@ -239,11 +239,12 @@ RESPONSE_TYPES: dict[str, type[BaseModel]] = {
 }
 
 
-def request_key(request: Request) -> str:
+def request_key(request: BaseModel) -> str:
     """Stable content hash of a request: equal requests, equal keys, across processes. Fields
-    added to a kind later are left out while unset, so older keys (and caches) stay valid."""
-    omit = {name for name in request._OMIT_IF_NONE if getattr(request, name) is None}
-    omit |= {name for name in request._OMIT_IF_FALSE if getattr(request, name) is False}
+    added to a kind later are left out while unset, so older keys (and caches) stay valid. Any
+    frozen request model hashes the same way (a request kind, or the infini-gram API's count)."""
+    omit = {name for name in getattr(request, "_OMIT_IF_NONE", ()) if getattr(request, name) is None}
+    omit |= {name for name in getattr(request, "_OMIT_IF_FALSE", ()) if getattr(request, name) is False}
     return hashlib.sha256(request.model_dump_json(exclude=omit or None).encode("utf-8")).hexdigest()
 
 

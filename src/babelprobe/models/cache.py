@@ -10,9 +10,13 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator, TypeVar
+
+from pydantic import BaseModel
 
 from babelprobe.models.base import RESPONSE_TYPES, Response
+
+Answer = TypeVar("Answer", bound=BaseModel)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -37,21 +41,27 @@ class ResponseCache:
         self._db.execute(_SCHEMA)
 
     def get_many(self, fingerprint: str, keys: Iterable[str]) -> dict[str, Response]:
+        """The cached responses of ``keys``, each read as its kind's response type."""
+        return {key: RESPONSE_TYPES[kind].model_validate_json(payload)  # type: ignore[misc]
+                for key, kind, payload in self._rows(fingerprint, keys)}
+
+    def get_answers(self, fingerprint: str, keys: Iterable[str], answer: type[Answer]) -> dict[str, Answer]:
+        """The cached answers of ``keys``, read as ``answer``: for answers that are no model
+        request kind (the infini-gram API's counts, families/owl/presence.py)."""
+        return {key: answer.model_validate_json(payload) for key, _, payload in self._rows(fingerprint, keys)}
+
+    def _rows(self, fingerprint: str, keys: Iterable[str]) -> Iterator[tuple[str, str, str]]:
         keys = list(keys)
-        found: dict[str, Response] = {}
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
+            yield from self._db.execute(
                 f"SELECT request_key, kind, response FROM responses "
                 f"WHERE fingerprint = ? AND request_key IN ({marks})",
                 [fingerprint, *chunk],
             )
-            for key, kind, payload in rows:
-                found[key] = RESPONSE_TYPES[kind].model_validate_json(payload)
-        return found
 
-    def put_many(self, fingerprint: str, kind: str, items: Iterable[tuple[str, Response]]) -> None:
+    def put_many(self, fingerprint: str, kind: str, items: Iterable[tuple[str, BaseModel]]) -> None:
         now = time.time()
         rows = [(fingerprint, key, kind, resp.model_dump_json(), now) for key, resp in items]
         self._db.execute("BEGIN IMMEDIATE")

@@ -16,7 +16,11 @@ row per form, each with the grammar it comes from) lists:
   qu'; Italian dell'; Catalan l'): not a word of its own;
 - ``final``: the last letters of a word and the case endings that replace them, written
   ``а → е у ой`` (Russian Москва -> Москве, Lithuanian Petras -> Petro, Greek Γιάννης -> Γιάννη,
-  Czech mobile e Pavel -> Pavla, Pavlovi).
+  Czech mobile e Pavel -> Pavla, Pavlovi);
+- ``gradation``: the last syllable's change before an ending (Finnish consonant gradation,
+  ``nk → ng``: Helsinki -> Helsingissä; ``k → -``: Turku -> Turussa; e-stems, ``hti → hde``:
+  Lahti -> Lahdessa, ``mi → me``: Rovaniemi -> Rovaniemellä); the changed stem then takes the
+  endings the language allows.
 
 Beyond the listed forms, any ending of letters is accepted up to a length set by the language's
 profile (text/data/languages.tsv column ``suffixing``, lang-core's table): ``none`` 0 letters,
@@ -38,8 +42,8 @@ from typing import Literal
 
 import regex
 
-Kind = Literal["ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final"]
-KINDS = ("ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final")
+Kind = Literal["ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final", "gradation"]
+KINDS = ("ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final", "gradation")
 ATTACHES = ("word", "number", "any")
 COLUMNS = ["kind", "form", "attaches_to", "gloss", "source"]
 MAX_ENDING = {"none": 0, "short": 2, "long": 3, "agglutinative": 4}
@@ -47,6 +51,7 @@ GENERIC_SUFFIXING = "short"
 MAX_STACK = 3  # listed endings or proclitics in a row (서울에서는: 에서 + 는)
 # the table a script's glued forms are read with when the language has none (no language given)
 SCRIPT_HOME = {"Hangul": "ko", "Hebrew": "he", "Arabic": "ar"}
+_VOWELS = frozenset("aeiouyäöå")  # the Finnic vowels a gradation row may stand before
 _ROMAN = re.compile(r"m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
 
 
@@ -113,7 +118,7 @@ def affix_table(language: str | None) -> AffixTable | None:
             raise ValueError(f"{where}: field 'attaches_to' is {attaches!r}, expected one of {ATTACHES}")
         if not form.strip():
             raise ValueError(f"{where}: field 'form' is empty")
-        if kind == "final":
+        if kind in ("final", "gradation"):
             final, arrow, replacements = form.partition("→")
             if not arrow or not replacements.split():
                 raise ValueError(f"{where}: field 'form' of a final row is 'final → ending ending ...', got {form!r}")
@@ -216,6 +221,15 @@ def stem_match(word: str, gold: str, language: str | None) -> AffixMatch | None:
     table = affix_table(language)
     if table is None:
         return None
+    for row in table.forms("gradation"):
+        strong, _, weak = row.form.partition(" → ")
+        at, after_strong = gold.rfind(strong), gold[gold.rfind(strong) + len(strong):]
+        if at < 1 or not all(ch in _VOWELS for ch in after_strong) or not (after_strong or strong[-1] in _VOWELS):
+            continue  # the last syllable only: the consonant before the final vowel(s), or an e-stem's final i
+        stem = gold[:at] + ("" if weak == "-" else weak) + gold[at + len(strong):]
+        after = ending_match(word[len(stem):], gold, language) if word.startswith(stem) and word != stem else None
+        if after is not None:
+            return AffixMatch("stem", f"{strong} -> {weak} + -{word[len(stem):]}", row.source, after.unsure)
     for row in table.forms("final"):
         final, _, replacements = row.form.partition(" → ")
         if not gold.endswith(final) or len(gold) - len(final) < 2:

@@ -23,6 +23,11 @@ source``), one row per declension class, affix slot or elision, each with its gr
 - ``patronymic``: endings of a patronymic (Arkadyevna, Аркадьевна): a word after a part of the
   name that ends so is the same person's, not another name;
 - ``none``: the language's names take no endings;
+- ``derivation``: a suffix that makes another person's name from this one (Hungarian -né 'wife
+  of': Ádámné is not Ádám): a token with it is another word, whatever follows;
+- ``variant``: another spelling of one name that no folding can give (Hebrew plene and
+  defective spelling: ``when`` אהרן, ``forms`` אהרון); a name spelt as one side also takes the
+  other's forms;
 - ``initial``: an initial mutation: a name (or form) beginning with ``when`` also appears with
   that beginning written as each of ``forms`` (``-``: dropped): Irish lenition Máire -> Mháire,
   eclipsis Pádraig -> bPádraig, Welsh soft mutation Dafydd -> Ddafydd, Gwen -> Wen.
@@ -37,15 +42,16 @@ it inflects (or no profile at all); otherwise it is another word.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
 from babelprobe.text.evidence import Unsure
-from babelprobe.text.normalize import fold
+from babelprobe.text.normalize import fold, fold_capitals, in_capitals
 from babelprobe.text.tables import has_table, table_rows
 
-Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"]
+Rule = Literal["replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial",
+               "derivation", "variant"]
 COLUMNS = ["rule", "when", "forms", "keep", "source"]
 
 
@@ -85,7 +91,8 @@ def paradigm(language: str | None) -> Paradigm | None:
         return None
     out = []
     for where, (rule, when, forms, keep, source) in table_rows(name, COLUMNS):
-        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial"):
+        if rule not in ("replace", "stem", "suffix", "prefix", "separator", "none", "nosuffix", "patronymic", "initial",
+                        "derivation", "variant"):
             raise ValueError(f"{where}: field 'rule' is {rule!r}")
         if keep not in ("yes", "no"):
             raise ValueError(f"{where}: field 'keep' is {keep!r}, expected yes/no")
@@ -143,6 +150,9 @@ class NameForms:
         folded = _fold(token, self.language)
         if not folded or folded[0] not in self._initials():
             return None  # no form, prefix or stem starts with its first letter: another word
+        if (optional := self._optional_letters(token)) is not None and \
+                not any(f.form == folded for f in self.forms):
+            return optional
         prefix_rows = self.paradigm.of("prefix") if self.paradigm else []
         for prefix, keep_prefix in _prefix_chains(folded, prefix_rows):
             rest = folded[len(prefix):]
@@ -152,6 +162,8 @@ class NameForms:
                 return Placement(form, prefix, suffix, keep_prefix, keep_suffix, rule, source)
         for prefix, _ in _prefix_chains(folded, prefix_rows):
             rest = folded[len(prefix):]
+            if any(self._derived(rest, f) for f in self.forms):
+                return None  # Ádámné: another person's name
             if any(rest.startswith(f.form) and len(rest) > len(f.form) for f in self.forms):
                 return self._lemma(token, prefix) or self._glued(token, rest)
         return None
@@ -175,6 +187,8 @@ class NameForms:
     def _place_rest(self, rest: str) -> tuple[NameForm, str, bool, str, str | None] | None:
         suffix_rows = self.paradigm.of("suffix") if self.paradigm else []
         for form in sorted(self.forms, key=lambda f: len(f.form), reverse=True):
+            if self._derived(rest, form):
+                continue
             if rest == form.form and not form.bound:
                 return form, "", False, form.rule, form.source
             if rest.startswith(form.form) and suffix_rows and form.takes_suffix:
@@ -186,10 +200,36 @@ class NameForms:
                     return form, tail, keep, rule, "; ".join(dict.fromkeys(filter(None, [form.source, *sources])))
         return None
 
+    def _derived(self, rest: str, form: NameForm) -> bool:
+        """``rest`` is ``form`` + a derivation suffix that names another person (Hungarian
+        Ádámné 'wife of Ádám'; ``derivation`` rows), whatever follows it."""
+        if not self.paradigm or not rest.startswith(form.form):
+            return False
+        tail = rest[len(form.form):].lstrip("".join(self._separators()[0]))
+        return any(tail.startswith(d) for row in self.paradigm.of("derivation") for d in row.forms if d)
+
     def _separators(self) -> tuple[tuple[str, ...], bool]:
         rows = self.paradigm.of("separator") if self.paradigm else []
         marks = tuple(m for row in rows for m in row.forms)
         return marks, any("required" in row.when for row in rows)
+
+    def _optional_letters(self, token: str) -> Unsure | None:
+        """Unsure where ``token`` differs from the name only by letters that a spelling may write
+        or leave out (``variant * -> ו|י``: Hebrew plene and defective spelling) and no variant
+        row gives it: the other spelling of this name, or another name."""
+        rows = [row for row in (self.paradigm.of("variant") if self.paradigm else []) if "*" in row.when]
+        letters = "".join(f for row in rows for f in row.forms)
+        if not letters:
+            return None
+
+        def bare(text: str) -> str:  # inner letters only: a final yod is a suffix (דודי), not a spelling
+            return text[:1] + "".join(ch for ch in text[1:-1] if ch not in letters) + text[-1:]
+
+        folded, name = _fold(token, self.language), self.forms[0].form
+        if len(name) >= 3 and abs(len(folded) - len(name)) == 1 and bare(folded) == bare(name):
+            return Unsure(f"{token!r} differs from the name {self.name!r} only by the optional letters {letters} "
+                          f"(plene/defective spelling) and text/data/names/{self.language}.tsv has no variant row for it")
+        return None
 
     def _glued(self, token: str, rest: str) -> Unsure | None:
         marks, required = self._separators()
@@ -222,7 +262,16 @@ def _initials(forms: NameForms) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def _place(name: str, language: str, token: str) -> Placement | Unsure | None:
-    return name_forms(name, language or None)._place(token)
+    placed = name_forms(name, language or None)._place(token)
+    if isinstance(placed, Placement) or not in_capitals(token):
+        return placed
+    # a word in capitals may be printed without its diacritics (STEPAN, LUKASZ): both sides
+    # folded by the capitals rows of text/data/folding.tsv, for this word only
+    bare = name_forms(fold_capitals(name, language or None), language or None)._place(fold_capitals(token, language or None))
+    if not isinstance(bare, Placement):
+        return placed
+    rule = bare.rule + " (written in capitals without diacritics: text/data/folding.tsv capitals rows)"
+    return replace(bare, rule=rule, source="; ".join(filter(None, [bare.source, "ICAO Doc 9303 part 3 §6; CLDR Latin-ASCII"])))
 
 
 def _prefix_chains(folded: str, rows: list[ParadigmRow]) -> list[tuple[str, bool]]:
@@ -335,8 +384,12 @@ def name_forms(name: str, language: str | None) -> NameForms:
     bare_takes_suffix = not (table and any(_ends(folded, row.when) for row in table.of("nosuffix")))
     forms = [NameForm(folded, "name", takes_suffix=bare_takes_suffix)]
     if table:
-        forms += _built(folded, table.of("replace"), bound=False)
-        forms += _built(folded, table.of("stem"), bound=True)
+        forms += [NameForm(v, f"variant ({row.where})", row.source) for row in table.of("variant")
+                  if folded in row.when + row.forms for v in row.when + row.forms if v != folded]
+        spellings = list(forms)
+        for spelling in spellings:
+            forms += _built(spelling.form, table.of("replace"), bound=False)
+            forms += _built(spelling.form, table.of("stem"), bound=True)
         forms += _mutated(forms, table.of("initial"))
     seen: dict[str, NameForm] = {}
     for form in forms:

@@ -12,7 +12,13 @@
    row says the script, the languages it is limited to (empty: every language of the script, and
    text whose language is not given), what it folds, to what, why, and its source. Latin
    diacritics are folded ONLY where a row says so (e.g. Spanish and French capitals written
-   without accents); Polish, Czech, Vietnamese... letters with diacritics stay distinct letters.
+   without accents); Polish, Czech, Vietnamese... letters with diacritics stay distinct letters;
+6. the ``convert`` rows: a whole character table by a named converter (:data:`CONVERTERS`:
+   traditional Chinese characters as simplified, hanziconv, for zh).
+
+The ``capitals`` rows apply only through :func:`fold_capitals`, which callers use for a word
+written entirely in capitals (STEPAN for Štěpán, LUKASZ for Łukasz: capitals are often printed
+without diacritics), never for lower-case text.
 
 Callers fold tokens, not whole texts, when they need spans: folding changes lengths.
 
@@ -32,7 +38,7 @@ from typing import Literal, cast
 from babelprobe.text.scripts import char_script
 from babelprobe.text.tables import table_rows
 
-FoldWhat = Literal["case", "letter", "mark", "remove", "separator"]
+FoldWhat = Literal["case", "letter", "mark", "remove", "separator", "convert", "capitals"]
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,18 @@ def fold_rules() -> tuple[FoldRule, ...]:
     rules = []
     for where, row in table_rows("folding.tsv", ["script", "languages", "what", "from", "to", "why", "source"]):
         script, languages, what, sources, target, why, source = row
-        if what not in ("case", "letter", "mark", "remove", "separator"):
-            raise ValueError(f"{where}: field 'what' is {what!r}, expected case/letter/mark/remove/separator")
+        if what not in ("case", "letter", "mark", "remove", "separator", "convert", "capitals"):
+            raise ValueError(f"{where}: field 'what' is {what!r}, expected case/letter/mark/remove/separator/convert/capitals")
+        if what == "convert" and sources not in CONVERTERS:
+            raise ValueError(f"{where}: field 'from' names converter {sources!r}; known: {', '.join(sorted(CONVERTERS))}")
         items = [_cell_text(item, where) for item in sources.split()]
         targets = [_cell_text(item, where) for item in target.split()]
         if len(targets) > 1 and len(targets) != len(items):
             raise ValueError(f"{where}: field 'to' has {len(targets)} items for {len(items)} in 'from' "
                              "(give one for all, or one each)")
+        if what == "convert":
+            rules.append(FoldRule(script, frozenset(languages.split()), "convert", ((sources, target),), why, source, where))
+            continue
         if what in ("mark", "remove") and targets:
             raise ValueError(f"{where}: a {what} row removes; its 'to' must be empty")
         each = targets if len(targets) > 1 else [targets[0] if targets else ""] * len(items)
@@ -84,6 +95,31 @@ def _base_language(language: str | None) -> str | None:
     return language.replace("_", "-").split("-")[0].lower() if language else None
 
 
+def _to_simplified(text: str) -> str:
+    from hanziconv import HanziConv  # loaded only when a Chinese text is folded
+
+    return str(HanziConv.toSimplified(text))
+
+
+# named converters a ``convert`` row of folding.tsv may apply (a whole character table each)
+CONVERTERS: dict[str, Callable[[str], str]] = {"hanziconv": _to_simplified}
+
+
+@lru_cache(maxsize=256)
+def _converters(language: str | None) -> tuple[Callable[[str], str], ...]:
+    return tuple(CONVERTERS[rule.pairs[0][0]] for rule in fold_rules()
+                 if rule.what == "convert" and (not rule.languages or language in rule.languages))
+
+
+def converted(text: str, language: str | None = None) -> str:
+    """``text`` with only the language's ``convert`` rows applied (張偉 -> 张伟 for zh), as written
+    otherwise: a character table, so positions stay those of the text (masks use it to find a
+    name inside unspaced text); unchanged where the language has none."""
+    for convert in _converters(_base_language(language)):
+        text = convert(text)
+    return text
+
+
 @lru_cache(maxsize=256)
 def _policy(language: str | None) -> tuple[dict[str, str], dict[str, frozenset[str]], tuple[tuple[str, str], ...]]:
     """For one language: casing map, marks removed per script, and ordered replacements."""
@@ -91,7 +127,7 @@ def _policy(language: str | None) -> tuple[dict[str, str], dict[str, frozenset[s
     marks: dict[str, set[str]] = {}
     replacements: list[tuple[str, str]] = []
     for rule in fold_rules():
-        if rule.languages and language not in rule.languages:
+        if rule.languages and language not in rule.languages or rule.what in ("convert", "capitals"):
             continue
         if rule.what == "case":
             casing.update(rule.pairs)
@@ -152,6 +188,8 @@ def fold(text: str, language: str | None = None) -> str:
     for item, target in replacements:
         if item in text:
             text = text.replace(item, target)
+    for convert in _converters(language):
+        text = convert(text)
     return " ".join(text.split())
 
 
@@ -187,3 +225,38 @@ def policy(name: str) -> Callable[[str, str | None], str]:
         return POLICIES[name]
     except KeyError:
         raise ValueError(f"unknown text policy {name!r}: {', '.join(sorted(POLICIES))}") from None
+
+
+@lru_cache(maxsize=256)
+def _capitals_policy(language: str | None) -> tuple[dict[str, frozenset[str]], tuple[tuple[str, str], ...]]:
+    marks: dict[str, set[str]] = {}
+    letters: list[tuple[str, str]] = []
+    for rule in fold_rules():
+        if rule.what != "capitals" or rule.languages and language not in rule.languages:
+            continue
+        for item, target in rule.pairs:
+            if unicodedata.combining(item) or unicodedata.category(item) == "Mn":
+                marks.setdefault(rule.script, set()).add(item)
+            else:
+                letters.append((item, target))
+    return {script: frozenset(found) for script, found in marks.items()}, tuple(letters)
+
+
+def in_capitals(word: str) -> bool:
+    """``word`` is written entirely in capitals (two cased letters or more, none lower case)."""
+    cased = [ch for ch in word if ch.lower() != ch.upper()]
+    return len(cased) >= 2 and all(ch == ch.upper() for ch in cased)
+
+
+@lru_cache(maxsize=65536)
+def fold_capitals(text: str, language: str | None = None) -> str:
+    """``fold`` and then the ``capitals`` rows of text/data/folding.tsv: the diacritics and stroke
+    letters a word written in capitals drops (STEPAN, LUKASZ). Callers apply it to both sides
+    of a comparison only when one side is written in capitals (:func:`in_capitals`), so lower-case
+    text keeps every letter apart."""
+    language = _base_language(language)
+    marks, letters = _capitals_policy(language)
+    text = _drop_marks(fold(text, language), marks)
+    for item, target in letters:
+        text = text.replace(item, target)
+    return text

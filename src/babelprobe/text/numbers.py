@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
+
+import regex
 
 DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 SPACES = "\u00a0\u2007\u2009\u202f "  # after NFKC all are " ", but callers may pass raw text
@@ -207,3 +210,143 @@ def groups_with_space(language: str | None) -> bool:
     space between digit groups is read as one, as people type it."""
     symbols = number_symbols(language)
     return symbols is not None and symbols[1].isspace()
+
+
+# ---------------------------------------------------------------- units, currencies in letters, Han-digit years
+
+@dataclass(frozen=True)
+class UnitSymbol:
+    """One row of text/data/units.tsv: a unit symbol or a currency written in letters."""
+
+    symbol: str
+    kind: str  # unit | currency
+    languages: frozenset[str]  # empty: every language
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _unit_rows() -> tuple[UnitSymbol, ...]:
+    from babelprobe.text.tables import table_rows
+
+    out = []
+    for where, (symbol, kind, languages, source) in table_rows("units.tsv", ["symbol", "kind", "languages", "source"]):
+        if kind not in ("unit", "currency"):
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected unit or currency")
+        if not symbol:
+            raise ValueError(f"{where}: field 'symbol' is empty")
+        out.append(UnitSymbol(unicodedata.normalize("NFKC", symbol), kind, frozenset(languages.split()), source))
+    return tuple(out)
+
+
+_NUMBER_TEXT = r"[-+\u2212]?\d(?:[\d.,'\u00a0\u2009\u202f]*\d)?"
+
+
+@lru_cache(maxsize=256)
+def _unit_pattern(language: str | None) -> tuple[re.Pattern[str], dict[str, UnitSymbol]] | None:
+    base = (language or "").split("-")[0].lower()
+    rows = {u.symbol: u for u in _unit_rows() if not u.languages or base in u.languages}
+    if not rows:
+        return None
+    symbols = "|".join(re.escape(s) for s in sorted(rows, key=len, reverse=True))
+    pattern = re.compile(rf"(?P<n1>{_NUMBER_TEXT})(?P<u1>{symbols})|(?P<u2>{symbols})(?P<n2>{_NUMBER_TEXT})")
+    return pattern, rows
+
+
+def split_unit(token: str, language: str | None = None) -> tuple[str, str, UnitSymbol] | None:
+    """A number written against a unit symbol or a currency written in letters (text/data/units.tsv):
+    ``5km`` -> ('5', 'km', row), ``-3.5°C`` -> ('-3.5', '°C', row), ``Rp5.000`` -> ('5.000', 'Rp', row);
+    None for anything else. The two are two words, as when written apart (5 km, Rp 5.000); a decade
+    (1980s) is no unit."""
+    found = _unit_pattern(language)
+    if found is None or not token or not any(ch.isdigit() for ch in token):
+        return None
+    pattern, rows = found
+    match = pattern.fullmatch(unicodedata.normalize("NFKC", token))
+    if match is None:
+        return None
+    number, symbol = (match["n1"], match["u1"]) if match["n1"] is not None else (match["n2"], match["u2"])
+    return number, symbol, rows[symbol]
+
+
+_HAN_DIGIT_RUN = re.compile("[〇一二三四五六七八九]{2,}(?=年)|[〇一二三四五六七八九]*〇[〇一二三四五六七八九]*")
+
+
+def han_digit_years(text: str) -> str:
+    """Han digits written positionally (GB/T 15835-2011 §4.2: years as 二〇〇一年, with 〇 for
+    zero) as ASCII digits: a run of two or more before 年 (year), or a run holding 〇 (a digit
+    no word uses). Counted numbers (一个, 十二) and single characters are words and stay."""
+    return _HAN_DIGIT_RUN.sub(lambda m: "".join(_HAN_DIGITS[ch] for ch in m.group()) if len(m.group()) > 1
+                              else m.group(), text)
+
+
+# ---------------------------------------------------------------- marks around numbers (text/data/number_marks.tsv)
+
+@dataclass(frozen=True)
+class NumberMarks:
+    """The rows of text/data/number_marks.tsv, compiled: range marks between digits, the joiner
+    of a case ending after a number (per language), ordinal indicators, and the scripts a
+    number is written against."""
+
+    range_marks: str
+    ending_joiners: dict[str, str]  # language -> joiner
+    ordinals: str  # as written (º ª)
+    scripts: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def number_marks() -> NumberMarks:
+    from babelprobe.text.normalize import _cell_text
+    from babelprobe.text.tables import table_rows
+
+    ranges, ordinals = "", ""
+    joiners: dict[str, str] = {}
+    scripts: tuple[str, ...] = ()
+    for where, (kind, marks, languages, _source) in table_rows("number_marks.tsv", ["kind", "marks", "languages", "source"]):
+        items = [_cell_text(m, where) for m in marks.split()]
+        if kind == "range":
+            ranges += "".join(items)
+        elif kind == "case_ending":
+            joiners.update({code: items[0] for code in languages.split()})
+        elif kind == "ordinal":
+            ordinals += "".join(items)
+        elif kind == "script_change":
+            scripts = tuple(items)
+        else:
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected range/case_ending/ordinal/script_change")
+    return NumberMarks(ranges, joiners, ordinals, scripts)
+
+
+@lru_cache(maxsize=1)
+def _mark_patterns() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
+    marks = number_marks()
+    folded_ordinals = unicodedata.normalize("NFKC", marks.ordinals)  # º -> o, ª -> a
+    dash = regex.compile(r"(?<=\d)[" + regex.escape(marks.range_marks) + r"](?=\d)")
+    ordinal = regex.compile(r"(?<=\d)\.(?=[" + regex.escape(folded_ordinals) + r"]$)")
+    head = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[" + "".join(rf"\p{{{s}}}" for s in marks.scripts) + "])")
+    return dash, ordinal, head
+
+
+def range_dashes(token: str) -> str:
+    """Every range mark between two digits as '-' (1937–1945, 1937〜1945 -> 1937-1945)."""
+    return _mark_patterns()[0].sub("-", token)
+
+
+def number_case_ending(token: str, language: str | None) -> tuple[str, str] | None:
+    """(the number, its case ending) of a folded token like Russian 1945-м, where the language
+    writes a case ending after a number and a joiner; else None."""
+    joiner = number_marks().ending_joiners.get((language or "").split("-")[0])
+    found = regex.search(r"(\d)" + regex.escape(joiner) + r"(\p{L}+)$", token) if joiner else None
+    return (token[:found.start() + 1], found.group(2)) if found else None
+
+
+def without_ordinal_dot(token: str, written: str) -> str:
+    """1.º -> 1º (folded: 1.o -> 1o) where ``written`` (the token as written) holds an ordinal
+    indicator: the full stop before it is no decimal mark."""
+    if not any(ch in written for ch in number_marks().ordinals):
+        return token
+    return _mark_patterns()[1].sub("", token)
+
+
+def number_head(token: str) -> regex.Match[str] | None:
+    """The number at the start of a token written against a Han, kana or Hangul word (1,000人)."""
+    return _mark_patterns()[2].match(token)

@@ -9,8 +9,10 @@ Chinese) folded as the language folds (text.normalize.fold). English is always r
 asks for a "Single Word Output (in English)".
 
 The first yes or no word decides ("**Yes.**", "Output: NO - ..."); at one position the longest
-entry wins (Chinese 不是 "no" before 是 "yes", Thai ไม่ใช่ before ใช่). An answer with neither is
-None: the judge did not answer, which is an error for the caller, never a NO.
+entry wins (Chinese 不是 "no" before 是 "yes", Thai ไม่ใช่ before ใช่). A table's ``unknown`` rows
+are "I don't know" (不知道, no sé, tidak tahu), whose first word is a no-word: found first, they
+decide None with their evidence. An answer with neither is None: the judge did not answer, which
+is an error for the caller, never a NO.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ ALWAYS = "en"  # Fig. 9's output language
 
 @dataclass(frozen=True)
 class YesNoWord:
-    answer: bool
+    answer: bool | None  # None: "I don't know" (不知道, no sé), which answers neither
     tokens: tuple[str, ...]  # the word as the layer's folded tokens (是的 -> 是, 的)
     word: str
     source: str
@@ -55,12 +57,12 @@ def yes_no_words(language: str | None) -> tuple[YesNoWord, ...]:
     out = []
     for where, row in table_rows(f"yes_no/{code}.tsv", COLUMNS):
         answer, word, source = row
-        if answer not in ("yes", "no"):
-            raise ValueError(f"{where}: field 'answer' is {answer!r}, expected yes or no")
+        if answer not in ("yes", "no", "unknown"):
+            raise ValueError(f"{where}: field 'answer' is {answer!r}, expected yes, no or unknown")
         tokens = tuple(fold(w, code) for w in words(word, code))
         if not tokens:
             raise ValueError(f"{where}: field 'word' is empty")
-        out.append(YesNoWord(answer == "yes", tokens, word, source))
+        out.append(YesNoWord(None if answer == "unknown" else answer == "yes", tokens, word, source))
     return tuple(out)
 
 
@@ -71,7 +73,8 @@ def _entries(language: str | None) -> tuple[YesNoWord, ...]:
 
 
 def yes_no_evidence(answer: str, language: str | None = None) -> tuple[bool | None, Evidence | None]:
-    """(True for yes, False for no, None for neither; what decided it)."""
+    """(True for yes, False for no, None for neither; what decided it: None, or an ``unknown``
+    row when the answer says it does not know)."""
     from babelprobe.text.normalize import fold
     from babelprobe.text.segment import tokens
 

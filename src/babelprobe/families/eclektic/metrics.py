@@ -27,10 +27,17 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
     dash, minus sign and the other dashes are a hyphen (1990–1995 = 1990-1995, −40 = -40); a
     currency or percent sign with or without a space (5 € = 5€ = €5, % 5 = 5%); decades with or
     without the apostrophe (1980's = 1980s); digits written against Han, kana or Hangul are read
-    apart (1,000人 = 1000人). An upper-case Roman numeral of the gold answer is also found as its
+    apart (1,000人 = 1000人); years in positional Han digits are numbers (二〇〇一年 = 2001年, GB/T
+    15835); a unit symbol or a currency written in letters is a word apart from its number however
+    spaced (5km = 5 km, -3.5°C = −3.5 °C, Rp5.000 = Rp 5.000; text/data/units.tsv); a predicted
+    amount with a currency or percent sign also answers the bare gold number (10 € for 10 Euro);
+    a gold range is found as its two ends in order with at most one word between (from 1914 to
+    1918 for 1914–1918). The range marks, case-ending joiners and ordinal indicators are rows of
+    text/data/number_marks.tsv. An upper-case Roman numeral of the gold answer is also found as its
     value (Louis XIV in "Louis 14"), and a gold number as a prediction's upper-case Roman numeral
     of two or more letters.
-  - Abbreviations with full stops are the letters (U.S. = US, D.C. = DC).
+  - Abbreviations with full stops are the letters (U.S. = US, D.C. = DC; Spanish plural EE. UU. =
+    EEUU: babelprobe.text.abbreviations).
   - Whole tokens. A whitespace token that carries a number with a sign or an inner separator
     (dates 1945-05-12, scores 2:1, decimals 3.5, times 10:30, signed -40, 5%) or a symbol
     (C++, C#, AT&T, $5) is one unit, in the gold answer and in the prediction alike, and is found
@@ -90,8 +97,8 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
       세종 대왕은); found so, every word of that stretch counts.
 
 Every verdict records its evidence (``recall_verdict``: per gold word found, the rule that found
-it: exact, fold, number, whole, affix, ending, stem, proclitic, article, ideograph, katakana,
-segment, spacing; the predicted form and the table row's source) and a flag where the layer could
+it: exact, fold, number, whole, range, affix, ending, stem, proclitic, article, ideograph,
+katakana, segment, spacing; the predicted form and the table row's source) and a flag where the layer could
 not decide: a target language with no profile in text/data/languages.tsv, whose glued forms are
 then read by the generic 2-letter rule. ECLeKTiC items keep both (``evidence``, ``text_flag``).
 """
@@ -100,7 +107,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import regex
@@ -154,25 +161,12 @@ def normalize(text: str, language: str | None = None) -> str:
 _SIGN = "-+\u2212"
 _APOSTROPHE_SUFFIX = regex.compile(r"['\u2019]([\p{L}\p{M}]+)$")
 _KEPT_AT_END = "#%+"  # C#, 5%, C++: part of the token, not closing punctuation
-# U.S., U.S.A., D.C., Ph.D. (the final full stop already taken off as outer punctuation)
-# a wave dash or tilde between digits is the Japanese and Chinese range mark (1937〜1945)
-_DASH_BETWEEN_DIGITS = regex.compile(r"(?<=\d)[\u2010-\u2015\u2212\ufe58\ufe63\uff0d~\u301c\uff5e](?=\d)")
-# a case ending written after a number and a hyphen (Russian 1945-м, Ukrainian 1991-го)
-_NUMBER_ENDING = regex.compile(r"(\d)-(\p{L}+)$")
-# an ordinal indicator after a full stop (Spanish, Portuguese 1.º, 2.ª; NFKC gives o, a)
-_ORDINAL_DOT = regex.compile(r"(?<=\d)\.(?=[oa]$)")
-_NUMBER_HEAD = regex.compile(r"[-+]?\d(?:[\d.,:/-]*\d)?(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])")
-# languages that write a case ending after a number and a hyphen (Russian 1945-м, Timberlake,
-# A Reference Grammar of Russian 2004; Ukrainian 1991-го, Pugh and Press 1999; the other Cyrillic
-# languages likewise; Hungarian 1990-ben, Rounds 2009)
-_NUMBER_ENDING_LANGUAGES = frozenset({"ru", "uk", "be", "bg", "sr", "mk", "kk", "ky", "tg", "mn", "hu"})
-_ABBREVIATION = regex.compile(r"\p{L}{1,2}(?:\.\p{L}{1,2})+")
 
 
 def _strip_outer(token: str) -> str:
     start, end = 0, len(token)
     while start < end and unicodedata.category(token[start])[0] == "P" and not (
-            token[start] in _SIGN and start + 1 < end and token[start + 1].isdigit()):
+            token[start] in _SIGN + "%\u2030" and start + 1 < end and token[start + 1].isdigit()):  # -40, %50 (tr)
         start += 1
     while end > start and unicodedata.category(token[end - 1])[0] == "P" and token[end - 1] not in _KEPT_AT_END:
         end -= 1
@@ -197,6 +191,7 @@ class Split:
     rest: str
     numbers: set[str]
     romans: dict[str, int]
+    capitals: set[str] = field(default_factory=set)  # folded words written in capitals (LODZ, STEPAN)
 
 
 # full-width and ideographic punctuation ends a token as a space does (1964年、昭和39年: two tokens,
@@ -219,12 +214,20 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     """Whole tokens and the rest (module docstring); a gold answer's one-letter Roman numerals
     count (World War I), a prediction's do not (I is a pronoun)."""
     from babelprobe.text.affixes import elided, hyphens, proclitic_match
-    from babelprobe.text.numbers import canonical_number, groups_with_space, join_number_spaces, roman_value
+    from babelprobe.text.abbreviations import join_doubled, letters_of
+    from babelprobe.text.normalize import in_capitals
+    from babelprobe.text.numbers import (canonical_number, groups_with_space, han_digit_years, join_number_spaces,
+                                         number_case_ending, number_head, range_dashes, roman_value, split_unit,
+                                         without_ordinal_dot)
 
     split = Split([], "", set(), {})
     rest: list[str] = []
-    text = _wide_punctuation_apart(text)
-    for raw in join_number_spaces(text, groups_with_space(language)).split():
+    text = _wide_punctuation_apart(han_digit_years(text))  # 二〇〇一年 = 2001年
+    raws: list[str] = []
+    for raw in join_doubled(join_number_spaces(text, groups_with_space(language)).split()):  # EE. UU.
+        unit = split_unit(_strip_outer(raw), language or None)
+        raws += [unit[0], unit[1]] if unit else [raw]  # 5km, -3.5°C, Rp5.000: the number and its unit apart
+    for raw in raws:
         bare = _strip_outer(raw)
         value = roman_value(bare) if bare.isupper() and (gold or len(bare) > 1) else None
         token = _strip_outer(fold(raw, language))
@@ -239,27 +242,30 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
         apart = elided(token, language)  # l'italie: the article is no word of the answer
         if apart:
             token = apart[1]
-        if _ABBREVIATION.fullmatch(token):
-            token = token.replace(".", "")  # U.S. = US
-        token = _DASH_BETWEEN_DIGITS.sub("-", token)  # 1937–1945年: one dash
-        ending = _NUMBER_ENDING.search(token) if language.split("-")[0] in _NUMBER_ENDING_LANGUAGES else None
+        token = letters_of(token)  # U.S. = US
+        token = range_dashes(token)  # 1937–1945年: one dash
+        ending = number_case_ending(token, language)
         if ending:  # 1945-м: the number, and its ending apart
-            rest.append(ending.group(2))
-            token = token[:ending.start() + 1]
-        if "º" in raw or "ª" in raw:
-            token = _ORDINAL_DOT.sub("", token)  # 1.º = 1º
-        head = _NUMBER_HEAD.match(token)  # 1,000人, 1937-1945年: the number before the script change
-        number = canonical_number(head.group(0) if head else token, language) if any(ch.isdigit() for ch in token) else None
+            token = ending[0]
+            rest.append(ending[1])
+        token = without_ordinal_dot(token, raw)  # 1.º = 1º
+        lead = number_head(token)  # 1,000人, 1937-1945年: the number before the script change
+        number = canonical_number(lead.group(0) if lead else token, language) if any(ch.isdigit() for ch in token) else None
         if number is not None:
-            if head:
-                number += token[head.end():]
+            if lead:
+                number += token[lead.end():]
             if number != token or number not in text:
                 split.numbers.add(number)
             token = number
+            amount = "".join(ch for ch in number if unicodedata.category(ch) != "Sc").rstrip("%\u2030")
+            if not gold and amount != number and amount.replace(".", "", 1).isdigit():
+                rest.append(amount)  # 10 € answers a gold 10 (10 Euro): the amount is said
         suffix = _APOSTROPHE_SUFFIX.search(token)
         if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
             rest.append(suffix.group(1))
             token = token[:suffix.start()]
+        if in_capitals(bare):
+            split.capitals.add(token)
         if token and _is_whole(token):
             split.wholes.append(token)
         else:
@@ -376,6 +382,53 @@ def _number_match(text: str, prediction: Prediction, gold_romans: dict[str, int]
     return None
 
 
+def _capitals_match(text: str, prediction: Prediction, language: str, gold: Split) -> Match | None:
+    """A word written in capitals without its diacritics (LODZ for Łódź, STEPAN for Štěpán): both
+    sides folded by the capitals rows of text/data/folding.tsv, only where one is in capitals."""
+    from babelprobe.text.normalize import fold_capitals
+
+    for script, word in prediction.units:
+        if script is None and (word in prediction.split.capitals or text in gold.capitals):
+            bare_gold, bare_word = fold_capitals(text, language or None), fold_capitals(word, language or None)
+            found = word_match(bare_gold, bare_word, language) if (bare_gold, bare_word) != (text, word) else None
+            if found is not None:
+                return Match(Evidence("capitals+" + found.evidence.rule, text, form=word,
+                                      source="text/data/folding.tsv capitals rows (ICAO Doc 9303; CLDR Latin-ASCII)"),
+                             found.unsure)
+    return None
+
+
+_RANGE = regex.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\p{L}*")  # 1914-1918, 1914-1918年
+_LEAD_NUMBER = regex.compile(r"(\d+(?:\.\d+)?)\p{L}*")  # 1914, 1914년부터: a number and its ending
+MAX_RANGE_WORDS = 2  # spaced words between a range's ends: to, bis, a, e il (tra il 1914 e il 1918)
+
+
+def _range_in_words(text: str, prediction: Prediction) -> Match | None:
+    """A gold range (1914-1918) given by the prediction as its two ends, in order, with at most
+    two spaced words between them (from 1914 to 1918, von 1914 bis 1918, tra il 1914 e il 1918,
+    1914년부터 1918년까지; a counter or particle of an unspaced script is free: 1914年至1918年)."""
+    ends = _RANGE.fullmatch(text)
+    if ends is None:
+        return None
+
+    def number(word: str) -> str | None:
+        found = _LEAD_NUMBER.fullmatch(word)
+        return found.group(1) if found else None
+
+    units = prediction.units
+    for i, (_, word) in enumerate(units):
+        if number(word) != ends.group(1):
+            continue
+        between = 0
+        for j in range(i + 1, min(len(units), i + 2 * MAX_RANGE_WORDS + 2)):
+            if number(units[j][1]) == ends.group(2):
+                return Match(Evidence("range", text, form=" ".join(w for _, w in units[i:j + 1])))
+            between += units[j][0] is None
+            if between > MAX_RANGE_WORDS:
+                break
+    return None
+
+
 def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Match | None:
     script, text = unit
     if script == WHOLE:
@@ -387,7 +440,7 @@ def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Ma
                 rule = "number" if text in gold.numbers or w in prediction.split.numbers else "whole"
                 return Match(Evidence(rule if after.rule == "exact" else f"{rule}+{after.rule}", text, form=w,
                                       source=after.source), after.unsure)
-        return None
+        return _range_in_words(text, prediction)
     if script is None:
         for s, w in prediction.units:
             found = word_match(text, w, language) if s is None else None
@@ -397,7 +450,7 @@ def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Ma
                 if found.evidence.rule == "fold" and text in prediction.raw:
                     return Match(Evidence("exact", text, form=w))
                 return found
-        return _number_match(text, prediction, gold.romans)
+        return _number_match(text, prediction, gold.romans) or _capitals_match(text, prediction, language, gold)
     if script == "Katakana":
         hit = any(s == "Katakana" and w == text for s, w in prediction.units)
         return Match(Evidence("katakana", text, form=text)) if hit else None
@@ -520,7 +573,8 @@ def parse_judge(answer: str, language: str | None = None) -> bool | None:
     if language:
         return yes_no_evidence(answer, language)[0]
     found = [yes_no_evidence(answer, code) for code in JUDGE_DEFAULT_LANGUAGES]
-    hits = [(e.span[0] if e and e.span else len(answer), verdict) for verdict, e in found if verdict is not None]
+    # the earliest word decides; at one position the longest (no sé before no)
+    hits = [((e.span[0], -e.span[1]) if e.span else (len(answer), 0), verdict) for verdict, e in found if e is not None]
     return min(hits, key=lambda hit: hit[0])[1] if hits else None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
@@ -29,7 +29,9 @@ def register(root: CommandRoot, family: Family) -> None:
 
     @corpus_app.command("sample")
     def corpus_sample(
-        inputs: list[Path] = typer.Argument(None, help="text/JSONL/Parquet files, or directories of <lang>.<ext> files"),
+        inputs: list[Path] = typer.Argument(None, help="text files (one document each), JSONL/CSV/Parquet files (one "
+                                                       "document per row), or directories of <lang>.<ext> files or "
+                                                       "<lang>/ folders"),
         out: Path = typer.Option(..., "--out", help="directory for <lang>.parquet files and manifest.json"),
         per_language: int = typer.Option(50_000, help="rows to sample per language (§5.2)"),
         buffer_size: Optional[int] = typer.Option(None, help="shuffle buffer per language (default 5M, §5.2); the "
@@ -60,9 +62,9 @@ def register(root: CommandRoot, family: Family) -> None:
         """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
         import itertools
 
+        from babelprobe.data.corpus import known_languages, read_documents, read_hf_dataset
         from babelprobe.data.langid import check_languages, make_identifier
-        from babelprobe.families.memorization.corpus import (FilterSettings, known_languages, read_hf_dataset,
-                                                             read_inputs, sample_corpus)
+        from babelprobe.families.memorization.corpus import FilterSettings, sample_corpus
 
         if not inputs and not hf_dataset:
             fail("give input files/directories or --hf-dataset")
@@ -72,14 +74,15 @@ def register(root: CommandRoot, family: Family) -> None:
         try:
             if preset not in (None, "authors"):
                 raise ValueError(f"--preset {preset!r}: the only preset is 'authors'")
-            chosen = dict(min_chars=min_chars, max_digits=max_digits, min_confidence=lang_confidence,
-                          min_proportion=lang_proportion)
+            chosen: dict[str, Any] = dict(min_chars=min_chars, max_digits=max_digits,
+                                          min_confidence=lang_confidence, min_proportion=lang_proportion)
             settings = FilterSettings.authors(**chosen) if preset == "authors" else FilterSettings(**chosen)
             if buffer_size is None:
                 buffer_size = 0 if preset == "authors" else 5_000_000
             langid = make_identifier(identifier)
-            check_languages(langid, comma_list(langs) if langs else known_languages(inputs or [], lang, hf_config))
-            streams = [read_inputs(inputs or [], text_column, lang_column, lang)]
+            declared = known_languages(inputs or [], lang) + ([hf_config] if hf_config and not lang else [])
+            check_languages(langid, comma_list(langs) if langs else declared)
+            streams = [read_documents(inputs or [], text_column, lang_column, lang)]
             if hf_dataset:
                 streams.append(read_hf_dataset(hf_dataset, hf_config, hf_split, text_column, lang_column, lang))
             report = sample_corpus(itertools.chain(*streams), out, langid, per_language, buffer_size, seed, settings,

@@ -1,5 +1,6 @@
-"""Corpus sampling for memorization probes (Shared Path §5.2): stream documents, filter them,
-identify their language, and draw N per language through a seeded shuffle buffer.
+"""Corpus sampling for memorization probes (Shared Path §5.2): stream documents (read by
+data/corpus.py, the reader every `corpus` command shares), filter them, identify their language,
+and draw N per language through a seeded shuffle buffer.
 
 Filters (each a named function, True = remove; applied in this order, the first that fires is
 counted; thresholds are ``FilterSettings``):
@@ -55,29 +56,20 @@ admitted rows of a language until it is full (~100 bytes a row).
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from babelprobe.data.corpus import Document
 from babelprobe.data.langid import Identifier, check_languages, standard_code
 from babelprobe.data.validation import DatasetError, Problem
-
-CORPUS_SUFFIXES = (".txt", ".jsonl", ".parquet")
-
-
-@dataclass(frozen=True)
-class Document:
-    text: str
-    language: str
-    source: str  # file:row or dataset/config/split/index
 
 
 class FilterSettings(BaseModel):
@@ -179,108 +171,14 @@ def language_verdict(identifier: Identifier, text: str, expected: str, settings:
     return None, verdict.confidence, verdict.proportion
 
 
-# ------------------------------------------------------------------ reading
-
-def _language(row: dict, column: str, fixed: str | None, where: str, number: int) -> str:
-    value = fixed or row.get(column)
-    if not value or not str(value).strip():
-        raise DatasetError([Problem(where, number, column, "no language: add the column, pass --lang, "
-                                    "or give one file per language named <lang>.jsonl")])
-    return str(value).strip()
-
-
-def read_file(path: Path, text_column: str = "text", lang_column: str = "language",
-              language: str | None = None) -> Iterator[Document]:
-    """Documents of one file, streamed: .txt (one document per line), .jsonl, .parquet (in
-    record batches). Row numbers are 1-based; a missing text or language names file, row, field."""
-    where, suffix = str(path), path.suffix.lower()
-    if suffix == ".txt":
-        with path.open(encoding="utf-8-sig") as handle:  # -sig: a byte-order mark is not text
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield Document(line.rstrip("\n"), _language({}, lang_column, language, where, number), f"{where}:{number}")
-        return
-    if suffix == ".jsonl":
-        def rows() -> Iterator[tuple[int, dict]]:
-            with path.open(encoding="utf-8-sig") as handle:
-                for number, line in enumerate(handle, start=1):
-                    if line.strip():
-                        try:
-                            yield number, json.loads(line)
-                        except json.JSONDecodeError as exc:
-                            raise DatasetError([Problem(where, number, None, f"not valid JSON ({exc.msg})")])
-    elif suffix == ".parquet":
-        def rows() -> Iterator[tuple[int, dict]]:
-            number = 0
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
-                for row in batch.to_pylist():
-                    number += 1
-                    yield number, row
-    else:
-        raise DatasetError([Problem(where, None, None, f"unsupported file type {suffix!r} (use {', '.join(CORPUS_SUFFIXES)})")])
-    for number, row in rows():
-        text = row.get(text_column) if isinstance(row, dict) else None
-        if not isinstance(text, str):
-            raise DatasetError([Problem(where, number, text_column, "missing text (or not a string)")])
-        yield Document(text, _language(row, lang_column, language, where, number), f"{where}:{number}")
-
-
-def read_inputs(paths: Iterable[Path], text_column: str = "text", lang_column: str = "language",
-                language: str | None = None) -> Iterator[Document]:
-    """Files, or directories of ``<lang>.<ext>`` files (the stem is the language)."""
-    for path in paths:
-        if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.suffix.lower() in CORPUS_SUFFIXES)
-            if not files:
-                raise DatasetError([Problem(str(path), None, None, f"no {', '.join(CORPUS_SUFFIXES)} files")])
-            for file in files:
-                yield from read_file(file, text_column, lang_column, language or file.stem)
-        elif path.is_file():
-            yield from read_file(path, text_column, lang_column, language)
-        else:
-            raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
-
-
-def known_languages(paths: Iterable[Path], language: str | None = None, hf_config: str | None = None) -> list[str]:
-    """The languages an input declares before any row is read (``--lang``, the stems of a
-    directory's ``<lang>.<ext>`` files, a dataset config): refused up front when the identifier
-    cannot label them. Languages given in a column are checked when first seen."""
-    if language:
-        return [language]
-    found = [p.stem for path in paths if path.is_dir() for p in sorted(path.iterdir())
-             if p.suffix.lower() in CORPUS_SUFFIXES]
-    return found + ([hf_config] if hf_config else [])
-
-
-def read_hf_dataset(name: str, config: str | None, split: str, text_column: str = "text",
-                    lang_column: str = "language", language: str | None = None,
-                    data_files: list[str] | None = None) -> Iterator[Document]:
-    """A Hugging Face ``datasets`` dataset read with ``streaming=True`` (nothing is downloaded
-    up front; a hub dataset is fetched as it is read). ``language`` defaults to the config name
-    (mC4's configs are languages). Provenance: name/config/split/index."""
-    try:
-        from datasets import load_dataset
-    except ImportError as exc:
-        raise ValueError("--hf-dataset needs the datasets package: pip install 'babelprobe[corpus]'") from exc
-
-    kwargs = {"data_files": data_files} if data_files else {}
-    stream = load_dataset(name, config, split=split, streaming=True, **kwargs)
-    fixed = language or (config if lang_column not in (stream.column_names or []) else None)
-    for index, row in enumerate(stream):
-        where = f"{name}/{config or '-'}/{split}"
-        text = row.get(text_column)
-        if not isinstance(text, str):
-            raise DatasetError([Problem(where, index, text_column, "missing text (or not a string)")])
-        yield Document(text, _language(row, lang_column, fixed, where, index), f"{where}/{index}")
-
-
 # ------------------------------------------------------------------ sampling
 
 class ShuffleBuffer:
     """``datasets``' shuffle buffer for one language, seeded."""
 
     def __init__(self, size: int, rng: random.Random):
-        self.size, self.rng, self.items = size, rng, []
+        self.size, self.rng = size, rng
+        self.items: list = []
 
     def push(self, item):
         """Add ``item``; once the buffer is full, return a random buffered item it replaced."""
@@ -305,7 +203,8 @@ class Reservoir:
     slot with probability size / (i + 1)."""
 
     def __init__(self, size: int, rng: random.Random):
-        self.size, self.rng, self.items, self.seen = size, rng, [], 0
+        self.size, self.rng, self.seen = size, rng, 0
+        self.items: list = []
 
     def offer(self, item) -> None:
         if len(self.items) < self.size:
@@ -389,7 +288,8 @@ class _Writer:
 
     def close(self) -> None:
         self.flush()
-        self.writer.close()
+        if self.writer is not None:  # flush made it
+            self.writer.close()
 
 
 def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifier, per_language: int = 50_000,
@@ -433,6 +333,8 @@ def sample_corpus(documents: Iterable[Document], out: Path, identifier: Identifi
         if wanted is not None and full >= wanted:
             break  # every requested language has its rows: stop reading the stream
         language = doc.language
+        if language is None:  # data/corpus.py gives every document one when asked (lang_field)
+            raise DatasetError([Problem(doc.source, None, None, "no language: a sample is drawn per language")])
         if (wanted is not None and language not in wanted) or language in full:
             continue
         if language not in checked:  # a language first seen in the data: refused before it is sampled to zero

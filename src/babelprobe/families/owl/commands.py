@@ -1,6 +1,7 @@
 """OWL's own commands: ``babelprobe convert owl-release``, ``babelprobe rescore owl`` and the
-App. B.4 presence commands ``babelprobe corpus index`` / ``corpus presence`` (in the ``corpus``
-group that memorization's ``corpus sample`` shares)."""
+App. B.4 presence commands ``babelprobe corpus index`` / ``corpus presence`` (in the shared
+``corpus`` group, beside memorization's ``corpus sample``; all three read a corpus with
+data/corpus.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rich.table import Table
 
 from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
-from babelprobe.config import comma_list
+from babelprobe.config import comma_list, default_response_cache
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
 from babelprobe.families.owl.data import convert_owl_release
@@ -96,7 +97,7 @@ def register_presence(root: CommandRoot) -> None:
     @corpus_app.command("index")
     def corpus_index(
         inputs: list[Path] = typer.Argument(..., help="text files (one document each), JSONL/CSV/Parquet files (one "
-                                                      "document per row), or directories of them"),
+                                                      "document per row), or directories of them (`corpus --help`)"),
         out: Path = typer.Option(..., "--out", help="new folder for the index (its path must not hold the words "
                                                     "tokenized, table, offset, metadata, metaoff, unigram)"),
         text_field: str = typer.Option("text", help="the document column of JSONL/CSV/Parquet inputs"),
@@ -125,24 +126,33 @@ def register_presence(root: CommandRoot) -> None:
         api_index: Optional[str] = typer.Option(None, "--api-index", help="its index (OWL: v4_olmo-2-1124-13b-instruct_llama)"),
         langs: Optional[str] = typer.Option(None, help="only passages in these languages (comma-separated codes)"),
         concurrency: int = typer.Option(4, help="API requests in flight at most", min=1),
-        cache: Optional[Path] = typer.Option(None, help="API answers kept here (default OUT/infini-gram-cache.jsonl): a "
+        cache: Optional[Path] = typer.Option(None, help="the response cache the API's answers are kept in (default "
+                                                        "~/.cache/babelprobe/responses.sqlite, as `run --cache`): a "
                                                         "re-run sends nothing twice"),
     ) -> None:
         """Search each passage in a pretraining corpus (OWL App. B.4): exact, then 40/30/20-word windows."""
-        from babelprobe.families.owl.presence import (ApiCounter, LocalIndex, PresenceError, load_passages,
-                                                      match_counts, run_presence, write_presence, write_samples)
+        from babelprobe.families.owl.presence import (LEGACY_API_CACHE, ApiCounter, LocalIndex, PresenceError,
+                                                      load_passages, match_counts, run_presence, write_presence,
+                                                      write_samples)
 
         if (index is None) == (api is None):
             fail("give --index IDX (a local index) or --api URL --api-index NAME")
         if api is not None and not api_index:
             fail("--api needs --api-index (e.g. v4_olmo-2-1124-13b-instruct_llama)")
+        if cache is not None and cache.suffix.lower() == ".jsonl":
+            fail(f"--cache {cache}: the API's answers are kept in the response cache (SQLite, as `run --cache`); "
+                 f"the JSONL cache of older versions is not read")
         try:
             items = load_passages(passages, comma_list(langs) if langs else None)
             if not items:
                 fail(f"{passages}: no passages" + (f" in {langs}" if langs else ""))
             out_dir(out)
-            counter = LocalIndex(index) if index is not None else \
-                ApiCounter(api, api_index, cache or out / "infini-gram-cache.jsonl", concurrency=concurrency)
+            counter: LocalIndex | ApiCounter
+            if index is not None:
+                counter = LocalIndex(index)
+            else:
+                assert api is not None and api_index is not None  # one of --index and --api, refused above
+                counter = ApiCounter(api, api_index, cache or default_response_cache(), concurrency=concurrency)
         except (DatasetError, PresenceError) as exc:
             fail(str(exc))
         try:
@@ -166,6 +176,9 @@ def register_presence(root: CommandRoot) -> None:
         console.print(f"presence: {plain(str(path))}")
         if samples is not None:
             console.print(f"as memorization samples (for `owl membership`): {plain(str(samples))}")
+        if isinstance(counter, ApiCounter) and (out / LEGACY_API_CACHE).is_file():
+            console.print(f"{plain(str(out / LEGACY_API_CACHE))} (the API cache of older versions) was not read: "
+                          f"answers are now kept in the response cache {plain(str(counter.cache_path))}")
         if counts.get("error"):
             console.print(f"[yellow]{counts['error']} passages could not be counted (rows with an error)[/yellow]")
 
@@ -241,8 +254,8 @@ def register_membership(owl_app: typer.Typer) -> None:
             manifest = store.read_manifest(run_dir)
             items = store.read_items(run_dir)
             rows = read_presence(presence)
-            groups = {sample_id(i.book_id, i.passage_id, i.language): i.language_group for i in load_owl(data)} \
-                if data else None
+            groups: dict[str, str] | None = {sample_id(i.book_id, i.passage_id, i.language): i.language_group
+                                             for i in load_owl(data)} if data else None
         except (FileNotFoundError, ValueError) as exc:
             fail(str(exc))
         if manifest.probe != "memorization":

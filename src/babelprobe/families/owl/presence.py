@@ -19,7 +19,8 @@ Counts come from one of two places, behind the same ``count(text)``:
   known to be present must be found; a text spanning two documents must not be);
 - the public infini-gram API (``ApiCounter``): POST ``{index, query_type: "count", query}`` ->
   ``{count, approx, ...}`` or ``{error}``, through the project's HTTP client (bounded, adaptive
-  concurrency; retries honouring Retry-After, models/retry.py), with a persistent cache so a
+  concurrency; retries honouring Retry-After, models/retry.py), its answers kept in the project's
+  response cache (models/cache.py: keyed by the API's URL and index, and the request's hash) so a
   re-run sends nothing twice. The API counts Llama-2 token sequences, so its "substring" is a
   token-sequence match (OWL used the ``v4_olmo-2-1124-13b-instruct_llama`` index).
 """
@@ -27,7 +28,6 @@ Counts come from one of two places, behind the same ``count(text)``:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import math
 import os
@@ -39,13 +39,16 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Iterable, Literal
+from typing import Any, Awaitable, Callable, Literal, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from babelprobe.data.corpus import Document, read_documents
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.languages import unit_spans
+from babelprobe.models.base import Fingerprint, Usage, request_key
+from babelprobe.models.cache import ResponseCache
 
 Match = Literal["exact", "window-40", "window-30", "window-20", "none"]
 WINDOW_SIZES: tuple[int, ...] = (40, 30, 20)
@@ -53,12 +56,13 @@ STRIDE = 5
 SEEN: tuple[str, ...] = ("exact", "window-40", "window-30", "window-20")
 MATCHES: tuple[str, ...] = (*SEEN, "none")
 PRESENCE_FILE = "presence.jsonl"
+# where older versions kept the API's answers (OUT/...): not read, its keys cannot be turned into
+# the response cache's (a hash of URL, index and query); `corpus presence` says so when it is there
+LEGACY_API_CACHE = "infini-gram-cache.jsonl"
 INDEX_MANIFEST = "babelprobe-index.json"
 # infini-gram's engine files every file of the index folder by these substrings of its *full
 # path* (cpp_engine.h): a folder path holding one would be misread
 ENGINE_WORDS = ("tokenized", "table", "offset", "metadata", "metaoff", "unigram")
-TEXT_SUFFIXES = (".txt", ".md", ".text")
-TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 
 class PresenceError(ValueError):
@@ -109,13 +113,19 @@ async def presence_of(passage: Passage, count: Count) -> PresenceRow:
     """The B.4 procedure for one passage: the full text, then windows of 40, 30, 20 words."""
     text = passage.text.strip()
     words = len(unit_spans(text, passage.language))
-    ident = dict(passage_id=passage.passage_id, book_id=passage.book_id, language=passage.language, words=words)
     queries = 0
+
+    def row(match: Match | None, count: int = 0, window: str | None = None, window_start: int | None = None,
+            error: str | None = None) -> PresenceRow:
+        return PresenceRow(passage_id=passage.passage_id, book_id=passage.book_id, language=passage.language,
+                           words=words, queries=queries, match=match, count=count, window=window,
+                           window_start=window_start, error=error)
+
     try:
         queries += 1
         full = await count(text)
         if full > 0:
-            return PresenceRow(match="exact", count=full, queries=queries, **ident)
+            return row("exact", full)
         for size in WINDOW_SIZES:
             for start, window in windows(text, size, passage.language):
                 if window == text:  # a passage of exactly `size` words: already counted in full
@@ -123,11 +133,10 @@ async def presence_of(passage: Passage, count: Count) -> PresenceRow:
                 queries += 1
                 hits = await count(window)
                 if hits > 0:  # the first size with any hit names the match
-                    return PresenceRow(match=f"window-{size}", count=hits, window=window, window_start=start,
-                                       queries=queries, **ident)
+                    return row(cast(Match, f"window-{size}"), hits, window, start)
     except CountError as exc:
-        return PresenceRow(match=None, count=0, queries=queries, error=str(exc), **ident)
-    return PresenceRow(match="none", count=0, queries=queries, **ident)
+        return row(None, error=str(exc))
+    return row("none")
 
 
 class CountError(RuntimeError):
@@ -159,7 +168,9 @@ def load_passages(path: Path, langs: list[str] | None = None) -> list[Passage]:
         from babelprobe.families.owl.data import load_owl
 
         return [Passage(i.passage_id, i.passage, i.language, i.book_id) for i in load_owl(path, langs)]
-    problems, passages, seen = [], [], {}
+    problems: list[Problem] = []
+    passages: list[Passage] = []
+    seen: dict[tuple[str, str, str], int] = {}
     for number, row in rows:
         bad = [f for f in ("passage_id", "text") if row.get(f) is None or not str(row.get(f)).strip()]
         problems += [Problem(str(path), number, f, "missing or empty") for f in bad]
@@ -222,45 +233,6 @@ def write_presence(rows: list[PresenceRow], out: Path) -> Path:
 
 
 # ---------------------------------------------------------------- a local index
-
-
-@dataclass(frozen=True)
-class Document:
-    source: str  # file (and line)
-    text: str
-
-
-def read_documents(paths: Iterable[Path], text_field: str = "text") -> Iterable[Document]:
-    """One document per text file (.txt/.md/.text, its bytes as they are: line ends not translated)
-    and one per row of a JSONL/CSV/Parquet file (its ``text_field``); directories are walked
-    (sorted). Empty documents are skipped."""
-    for path in paths:
-        if path.is_dir():
-            yield from read_documents(sorted(p for p in path.rglob("*") if p.is_file()
-                                             and p.suffix.lower() in TEXT_SUFFIXES + TABLE_SUFFIXES), text_field)
-            continue
-        suffix = path.suffix.lower()
-        if suffix in TABLE_SUFFIXES:
-            for number, row in read_rows(path):
-                value = row.get(text_field)
-                if value is None:
-                    raise DatasetError([Problem(str(path), number, text_field, "missing (choose the column with --text-field)")])
-                if str(value).strip():
-                    yield Document(f"{path}:{number}", str(value))
-        elif suffix in TEXT_SUFFIXES:
-            if not path.is_file():
-                raise DatasetError([Problem(str(path), None, None, "no such file")])
-            try:
-                # bytes as they are: read_text would turn "\r\n" into "\n" (universal newlines), and a
-                # passage quoted from a CRLF file would no longer match its own source exactly
-                text = path.read_bytes().decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetError([Problem(str(path), None, None, f"not UTF-8 text ({exc.reason})")]) from None
-            if text.strip():
-                yield Document(str(path), text)
-        else:
-            raise DatasetError([Problem(str(path), None, None, f"unsupported file type {suffix!r} (use "
-                                        f"{', '.join(TEXT_SUFFIXES + TABLE_SUFFIXES)}, or a directory of them)")])
 
 
 class IndexManifest(BaseModel):
@@ -341,12 +313,11 @@ def _build(paths: list[Path], out: Path, text_field: str, cpus: int | None, mem_
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
         with (data_dir / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-            for doc in read_documents(paths, text_field):
+            for doc in read_documents(paths, text_field):  # data/corpus.py: a text file is one document
                 handle.write(json.dumps({"text": doc.text}, ensure_ascii=False) + "\n")
                 documents.append(doc)
                 corpus_bytes += len(doc.text.encode("utf-8"))
-                source = doc.source.rsplit(":", 1)[0] if doc.source.rsplit(":", 1)[-1].isdigit() else doc.source
-                sources[source] = sources.get(source, 0) + 1
+                sources[doc.file] = sources.get(doc.file, 0) + 1
         if not documents:
             raise PresenceError("no documents to index (every input is empty)")
         ds_bytes = corpus_bytes + len(documents)  # one separator byte per document
@@ -404,7 +375,8 @@ class LocalIndex:
                                        version=4)
 
     def count_now(self, text: str) -> int:
-        result = self.engine.count(input_ids=list(text.encode("utf-8")))
+        # the engine answers {count, approx} or {error}
+        result = cast(dict[str, Any], self.engine.count(input_ids=list(text.encode("utf-8"))))
         if "error" in result:
             raise CountError(str(result["error"]))
         return int(result["count"])
@@ -446,51 +418,56 @@ def self_check(out: Path, documents: list[Document], samples: int = 5) -> list[s
 # ---------------------------------------------------------------- the public API
 
 
-class ApiCache:
-    """Counts already answered, one JSON line each, appended as they come (a cut run keeps them)."""
+class CountRequest(BaseModel):
+    """One count the infini-gram API is asked for: the body POSTed. Its ``request_key`` keys the
+    response cache as a model request's does, under the API's ``Fingerprint`` (URL and index)."""
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.counts: dict[str, int] = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    entry = json.loads(line)
-                    self.counts[entry["key"]] = int(entry["count"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = path.open("a", encoding="utf-8")
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    index: str
+    query_type: Literal["count"] = "count"
+    query: str
 
-    @staticmethod
-    def key(url: str, index: str, query: str) -> str:
-        return hashlib.sha256(json.dumps([url, index, query], ensure_ascii=False).encode("utf-8")).hexdigest()
 
-    def put(self, key: str, count: int) -> None:
-        self.counts[key] = count
-        self._handle.write(json.dumps({"key": key, "count": count}) + "\n")
-        self._handle.flush()
+class CountResult(BaseModel):
+    """The API's answer as cached (a failed count is never cached, as a failed request)."""
 
-    def close(self) -> None:
-        self._handle.close()
+    count: int
+
+
+def api_fingerprint(url: str, index: str) -> Fingerprint:
+    """What makes the API's counts what they are: its URL and index (the corpus and tokenizer)."""
+    return Fingerprint(spec=url, backend="infini-gram-api", weights=index, dtype="count", device="api", versions={})
 
 
 class ApiCounter:
-    """Counts from the infini-gram API (see the module docstring), cached and retried."""
+    """Counts from the infini-gram API (see the module docstring), kept in the project's response
+    cache (models/cache.py, ``--cache``, shared with ``run``) and retried. The cache is opened and
+    used on the HTTP client's event-loop thread, where every count runs (SQLite objects stay on the
+    thread that made them)."""
 
     def __init__(self, url: str, index: str, cache: Path, concurrency: int = 4, timeout: float = 30.0,
                  max_retries: int = 5):
-        from babelprobe.models.base import Usage
+        # the HTTP stack (httpx) only where the API is used: `run owl --presence` imports this module
         from babelprobe.models.http import HttpClient, public_url
         from babelprobe.models.retry import RetryBudget, RetryPolicy
 
         self.url = public_url(url)
         self.index = index
-        self.cache = ApiCache(cache)
+        self.cache_path = cache
+        self.fingerprint = api_fingerprint(self.url, index).key()
+        self._cache: ResponseCache | None = None
         self.usage = Usage()
         self.client = HttpClient(url, None, concurrency=concurrency, timeout=timeout,
                                  policy=RetryPolicy(max_retries=max_retries, budget=RetryBudget()), usage=self.usage)
         self.sent = 0
         self.cached = 0
-        self._pending: dict[str, asyncio.Future] = {}
+        self._pending: dict[str, asyncio.Future[int]] = {}
+
+    @property
+    def cache(self) -> ResponseCache:
+        if self._cache is None:  # first used on the event-loop thread: opened there
+            self._cache = ResponseCache(self.cache_path)
+        return self._cache
 
     @staticmethod
     def _parse(data: object) -> int:
@@ -507,31 +484,36 @@ class ApiCounter:
     async def count(self, text: str) -> int:
         from babelprobe.models.retry import ProviderError
 
-        key = ApiCache.key(self.url, self.index, text)
-        if key in self.cache.counts:
+        key = request_key(CountRequest(index=self.index, query=text))
+        cached = self.cache.get_answers(self.fingerprint, [key], CountResult)
+        if key in cached:
             self.cached += 1
-            return self.cache.counts[key]
+            return cached[key].count
         if key in self._pending:  # the same window of two passages: one request
             return await self._pending[key]
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
             self.sent += 1
-            value = await self.client.call("POST", "", {"index": self.index, "query_type": "count", "query": text},
+            value = await self.client.call("POST", "", CountRequest(index=self.index, query=text).model_dump(),
                                            self._parse)
         except ProviderError as exc:
             future.set_exception(CountError(str(exc)))
             future.exception()  # retrieved: waiters re-raise it
             del self._pending[key]
             raise CountError(str(exc)) from None
-        self.cache.put(key, value)
+        self.cache.put_many(self.fingerprint, "count", [(key, CountResult(count=value))])
         future.set_result(value)
         del self._pending[key]
         return value
 
     def close(self) -> None:
+        async def close_cache() -> None:  # on the thread that opened it
+            if self._cache is not None:
+                self._cache.close()
+
+        self.client.run(close_cache())
         self.client.close()
-        self.cache.close()
 
 
 # ---------------------------------------------------------------- running it

@@ -41,9 +41,10 @@ class SimilarityConfig(RunOptions, FiguresOption, PartsOption):
 
     asjp: Path | None = option(None, "a converted ASJP table (`babelprobe graph asjp`): adds ASJP lexical similarity "
                                      "(1 − LDND, Figs. 7-8) to the typology correlations")
-    ldnd: Literal["babelprobe", "asjp-software"] = option(
+    ldnd: Literal["babelprobe", "asjp-software", "asjp-software-no-loans"] = option(
         "babelprobe", "LDND of --asjp: babelprobe (the published definition: every concept, synonyms by their "
-        "closest pair) or asjp-software (the ASJP program: the 40-item list, lists with >= 28 items, the first two "
-        "synonyms averaged, ASJPcode modifiers * \" ~ $ joining symbols)")
+        "closest pair), asjp-software (the ASJP program asjp62: the 40-item list, lists with >= 28 items, the first "
+        "two synonyms averaged, ASJPcode modifiers * \" ~ $ joining symbols, loanwords kept) or "
+        "asjp-software-no-loans (the same with its loanword switch on: loanwords among the two synonyms dropped)")
 
     _layers = field_validator("layers", mode="before")(parse_layers)
