@@ -14,7 +14,7 @@ from huggingface_hub import constants
 
 import babelprobe.models.base as base
 from babelprobe.models.hf import BACKEND_REVISION
-from babelprobe.models.specs import resolve
+from babelprobe.models.weights import resolve
 
 SHA_A, SHA_B = "a" * 40, "b" * 40
 

@@ -22,9 +22,9 @@ LAYERS: list[list[str]] = [
      "models.base"],
     ["models", "store", "config", "data.fetch"],
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],
-    ["families.base", "families", "runs", "runner", "executors"],
+    ["families.base", "families", "stored_runs", "request_runner", "executors"],
     ["families.*"],  # one folder per family
-    ["pipeline", "report.html", "report.export", "suite"],
+    ["execute_run", "report.html", "report.export", "suite"],
     ["cli", "cli_options", "suite_cli", "__main__", "__init__"],
 ]
 
@@ -144,7 +144,7 @@ def test_generic_modules_do_not_import_a_family_folder():
     bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
            if not module_name(path).startswith("families.") and module_name(path) not in ("__init__",)
            for line, target in imports(path)
-           if layer_of(target) == layer_of("families.x") and layer_of(module_name(path)) < layer_of("pipeline")]
+           if layer_of(target) == layer_of("families.x") and layer_of(module_name(path)) < layer_of("execute_run")]
     assert bad == []
 
 

@@ -1,4 +1,4 @@
-"""Issue 15, backend side: the model spec parsed once (models/spec.py), backend settings through
+"""Issue 15, backend side: the model spec parsed once (models/model_spec.py), backend settings through
 `--model-arg KEY=VALUE` validated against the backend's options model (flags kept as aliases),
 the `models` table from the registry, and a backend registered by entry point from outside src/."""
 
@@ -16,8 +16,8 @@ from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import Generate
 from babelprobe.models.registry import KIND_ORDER, all_backends, backend_for_scheme
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import resolve
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import resolve
 
 cli = CliRunner()
 
@@ -97,7 +97,7 @@ PLUGIN = '''
 
     from babelprobe.models.base import Fingerprint, GenerateResult
     from babelprobe.models.registry import BackendInfo, BackendOptions
-    from babelprobe.models.spec import ModelSpec
+    from babelprobe.models.model_spec import ModelSpec
 
 
     class ReverseOptions(BackendOptions):

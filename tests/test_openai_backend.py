@@ -22,8 +22,8 @@ from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, LogLikelihood, NextToken, RequestFailure
 from babelprobe.models.openai_backend import OpenAIBackend, OpenAIOptions, backoff_delay, parse_retry_after, public_url
 from babelprobe.models.registry import UnsupportedKind, check_supported
-from babelprobe.models.specs import resolve
-from babelprobe.pipeline import RunError, run
+from babelprobe.models.weights import resolve
+from babelprobe.execute_run import RunError, run
 from babelprobe.models.openai_backend import ECHO_CHECKS
 from loopback_server import FaultProxy, ModelServer, _Quiet, serve
 

@@ -20,8 +20,8 @@ ray = pytest.importorskip("ray")
 from babelprobe.families.cka.config import CKAConfig  # noqa: E402
 from babelprobe.executors import replica_env  # noqa: E402
 from babelprobe.models.registry import LoadOptions  # noqa: E402
-from babelprobe.models.specs import resolve  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 from loopback_server import ModelServer, serve  # noqa: E402
 
 pytestmark = pytest.mark.slow

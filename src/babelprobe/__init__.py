@@ -21,8 +21,8 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # running and reading runs
-    "run": "babelprobe.pipeline", "RunOutcome": "babelprobe.pipeline", "load_items": "babelprobe.families.base",
-    "read_run": "babelprobe.runs", "StoredRun": "babelprobe.runs", "RunError": "babelprobe.runs",
+    "run": "babelprobe.execute_run", "RunOutcome": "babelprobe.execute_run", "load_items": "babelprobe.families.base",
+    "read_run": "babelprobe.stored_runs", "StoredRun": "babelprobe.stored_runs", "RunError": "babelprobe.stored_runs",
     "Manifest": "babelprobe.store", "read_items": "babelprobe.store",
     # configs
     "RunOptions": "babelprobe.config", "option": "babelprobe.config", "comma_list": "babelprobe.config",
@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     "BundledDataset": "babelprobe.families.base", "DemoRun": "babelprobe.families.base",
     "CommandRoot": "babelprobe.families.base", "sample_groups": "babelprobe.families.base",
     "get_family": "babelprobe.families", "family_names": "babelprobe.families",
-    "Probe": "babelprobe.runner", "Outcome": "babelprobe.runner",
+    "Probe": "babelprobe.request_runner", "Outcome": "babelprobe.request_runner",
     # backends and request kinds
     "Backend": "babelprobe.models.base", "Fingerprint": "babelprobe.models.base",
     "Request": "babelprobe.models.base", "Response": "babelprobe.models.base",

@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from babelprobe.models.registry import LoadOptions, backend_for_scheme, parse_model_args, validate_model_args
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import DEFAULT_MODEL, home_dir
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import DEFAULT_MODEL, home_dir
 
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
 
@@ -143,7 +143,7 @@ class RunOptions(BaseModel):
     @classmethod
     def _device_name(cls, value: str) -> str:
         # a name torch rejects ('gpu') is refused here; whether this machine has the device is
-        # checked by the run (pipeline.run), not here: a suite file may name another machine's GPU
+        # checked by the run (execute_run.run), not here: a suite file may name another machine's GPU
         from babelprobe.models.devices import check_device_name
 
         return check_device_name(value)

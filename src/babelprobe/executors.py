@@ -1,7 +1,7 @@
 """Where the runner's batches are answered: in this process (``LocalExecutor``), or by model
 replicas on a Ray cluster (``RayExecutor``, ``--executor ray``).
 
-The runner (runner.py) keeps everything else in one place: de-duplication, the response cache,
+The runner (request_runner.py) keeps everything else in one place: de-duplication, the response cache,
 collation into batches, and recording errors. An executor only takes the pending batches and
 yields ``(batch, results)`` as each batch finishes, in any order; the runner commits each batch's
 responses to the cache in one transaction as it arrives, so a driver killed at any moment resumes

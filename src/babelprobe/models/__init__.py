@@ -7,8 +7,8 @@ import importlib
 
 from babelprobe.models.base import Backend, Fingerprint
 from babelprobe.models.registry import LoadOptions, backend_for_scheme, require
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import DEFAULT_MODEL, resolve
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import DEFAULT_MODEL, resolve
 
 
 def load_backend(

@@ -46,8 +46,8 @@ from babelprobe.models.base import (
 )
 from babelprobe.models.packing import share_prefixes
 from babelprobe.models.registry import LoadOptions, backend_info, require
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import BUNDLED, sha256_file
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import BUNDLED, sha256_file
 from babelprobe.models.tokenization import BoundaryRule
 from babelprobe.versions import installed_versions
 

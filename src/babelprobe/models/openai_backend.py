@@ -83,7 +83,7 @@ from babelprobe.models.retry import (  # noqa: F401  (backoff_delay, parse_retry
     backoff_delay,
     parse_retry_after,
 )
-from babelprobe.models.spec import ModelSpec
+from babelprobe.models.model_spec import ModelSpec
 from babelprobe.models.tokenization import BoundaryTokenizer
 from babelprobe.redaction import register_secret, register_url
 from babelprobe.versions import installed_versions

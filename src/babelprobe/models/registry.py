@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from babelprobe.models.spec import ModelSpec
+from babelprobe.models.model_spec import ModelSpec
 
 ENTRY_POINT_GROUP = "babelprobe.backends"
 # The order kinds are shown in (the `models` table, error messages).

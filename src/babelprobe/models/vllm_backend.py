@@ -59,8 +59,8 @@ from babelprobe.models import memory as gpu_memory
 from babelprobe.models.memory import DTYPE_BYTES, GIB, context_length, max_length_bound, text_config
 from babelprobe.models.packing import share_prefixes
 from babelprobe.models.registry import BackendOptions, LoadOptions, backend_info, require
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import backend_versions, resolve
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import backend_versions, resolve
 from babelprobe.models.tokenization import BoundaryTokenizer
 
 
@@ -116,7 +116,7 @@ class VLLMBackend:
 
     @property
     def is_view(self) -> bool:
-        return self.llm is None  # a driver view: pipeline.run loads the engine for a run without replicas
+        return self.llm is None  # a driver view: execute_run.run loads the engine for a run without replicas
 
     @property
     def _eos_ids(self) -> set[int]:

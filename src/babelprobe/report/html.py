@@ -22,7 +22,7 @@ from babelprobe.analysis.bootstrap import SMALL_N, small_n
 from babelprobe.report.figures import heatmap_figure
 from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
-from babelprobe.runs import RunError, read_run
+from babelprobe.stored_runs import RunError, read_run
 
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from babelprobe.models.base import Fingerprint
-from babelprobe.models.spec import DEFAULT_MODEL, ModelSpec  # noqa: F401 (DEFAULT_MODEL: its old home)
+from babelprobe.models.model_spec import DEFAULT_MODEL, ModelSpec  # noqa: F401 (DEFAULT_MODEL: its old home)
 from babelprobe.versions import installed_versions
 
 _SHA1 = re.compile(r"[0-9a-f]{40}")
