@@ -37,7 +37,8 @@ from babelprobe.families.memorization.config import MemorizationConfig  # noqa: 
 from babelprobe.families.memorization.corpus import read_inputs, sample_corpus  # noqa: E402
 from babelprobe.data.langid import FastLangdetect  # noqa: E402
 from babelprobe.families.memorization.data import load_samples  # noqa: E402
-from babelprobe.models import load_backend, resolve  # noqa: E402
+from babelprobe.models import load_backend  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
 from babelprobe.models.base import Generate, LogLikelihood, Tokenize, request_key  # noqa: E402
 from babelprobe.execute_run import run  # noqa: E402
 from babelprobe.families.memorization.probe import SuffixProbe, Window  # noqa: E402

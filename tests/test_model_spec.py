@@ -15,8 +15,8 @@ from babelprobe.cli import app
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import Generate
-from babelprobe.models.registry import KIND_ORDER, all_backends, backend_for_scheme
 from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.registry import KIND_ORDER, all_backends, backend_for_scheme, validate_model_args
 from babelprobe.models.weights import resolve
 
 cli = CliRunner()
@@ -50,7 +50,7 @@ def test_flags_are_aliases_of_model_args_and_defaults_live_in_the_options_model(
     assert config.load_options().model_args == {"concurrency": 16, "base_url": "http://127.0.0.1:1/v1"}
     explicit = CKAConfig(model="openai:m", concurrency=16, model_args=["concurrency=4", "scoring=echo"], out=Path("x"))
     assert explicit.load_options().model_args == {"concurrency": "4", "scoring": "echo"}  # --model-arg wins
-    options = LoadOptions(model_args=explicit.load_options().model_args).backend_options("openai:m")
+    options = validate_model_args(backend_for_scheme("openai"), explicit.load_options().model_args)
     assert (options.concurrency, options.scoring, options.timeout, options.max_retries) == (4, "echo", 120.0, 5)
     # the openai: flags are ignored by other backends, as before
     assert CKAConfig(model="bundled:gemma-3-270m", concurrency=3, out=Path("x")).load_options().model_args == {}

@@ -8,8 +8,9 @@ use (``import babelprobe`` stays light); everything else is private to its modul
     stored = read_run(outcome.out)          # summary recomputed from items.parquet
 
 A family in another package subclasses ``Family`` and registers it under the entry point group
-``babelprobe.families`` (see docs/ARCHITECTURE.md, "How to add a probe family"); a backend, under
-``babelprobe.backends``.
+``babelprobe.families`` (see docs/ARCHITECTURE.md, "How to add a probe family"); a backend is
+one module plus one ``BackendInfo`` registered under ``babelprobe.backends`` ("How to add a
+backend").
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ _EXPORTS: dict[str, str] = {
     "Generate": "babelprobe.models.base", "LogLikelihood": "babelprobe.models.base",
     "NextToken": "babelprobe.models.base", "HiddenStates": "babelprobe.models.base",
     "Tokenize": "babelprobe.models.base", "ChatMessage": "babelprobe.models.base",
+    "GenerateResult": "babelprobe.models.base", "LogLikelihoodResult": "babelprobe.models.base",
+    "NextTokenResult": "babelprobe.models.base", "HiddenStatesResult": "babelprobe.models.base",
+    "TokenizeResult": "babelprobe.models.base",
     "request_key": "babelprobe.models.base", "load_backend": "babelprobe.models",
+    # a backend's one declaration (its registry entry) and what it takes
+    "BackendInfo": "babelprobe.models.registry", "BackendOptions": "babelprobe.models.registry",
+    "ReplicaVariables": "babelprobe.models.registry", "LoadOptions": "babelprobe.models.registry",
+    "ModelSpec": "babelprobe.models.model_spec",
     # data, statistics and report building blocks
     "DatasetError": "babelprobe.data.validation", "Problem": "babelprobe.data.validation",
     "read_rows": "babelprobe.data.tables", "bootstrap_ci": "babelprobe.analysis.bootstrap",

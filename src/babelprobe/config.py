@@ -13,9 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from babelprobe.models.registry import LoadOptions, backend_for_scheme, parse_model_args, validate_model_args
-from babelprobe.models.model_spec import ModelSpec
-from babelprobe.models.weights import DEFAULT_MODEL, home_dir
+from babelprobe.models.model_spec import DEFAULT_MODEL, ModelSpec
+from babelprobe.models.registry import (
+    BackendInfo, LoadOptions, all_backends, backend_for_scheme, parse_model_args, validate_model_args,
+)
+from babelprobe.models.weights import home_dir
 
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
 
@@ -78,8 +80,9 @@ class RunOptions(BaseModel):
     model_args: dict[str, str | int | float | bool] = option(
         help="backend setting KEY=VALUE (repeat), e.g. --model-arg concurrency=16; `babelprobe models` lists "
              "each backend's settings with their defaults", flag="--model-arg", style="repeat", default_factory=dict)
-    # aliases of openai: model args (models/openai_backend.py: OpenAIOptions holds the defaults);
-    # only the key's variable name is stored, never the key
+    # flags that alias a backend's settings: which backend takes which, under what setting name, is
+    # the backend's declaration (BackendInfo.flag_aliases, models/registry.py); its options model
+    # holds the defaults. Only the key's variable name is stored, never the key
     base_url: str | None = option(None, "OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)")
     api_key_env: str | None = option(None, "environment variable holding the API key of openai: models "
                                            "(default: OPENAI_API_KEY)")
@@ -124,18 +127,20 @@ class RunOptions(BaseModel):
         over its alias), for ``spec`` (default: the model). Another model of the run (a judge, a
         reference) gets only the settings its own backend takes: they are the model's settings."""
         args: dict[str, Any] = dict(self.model_args)
-        aliases = {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
-                   "timeout": self.request_timeout, "max_retries": self.max_retries}
-        given = {key: value for key, value in aliases.items() if value is not None}
+        aliased = {field for info in all_backends() for field, _ in info.flag_aliases}
+        given = any(getattr(self, field, None) is not None for field in aliased)
         if given or (spec is not None and spec != self.model):
+            info: BackendInfo | None
             try:
-                fields = backend_for_scheme(ModelSpec.parse(spec or self.model).scheme).options_model().model_fields
+                info = backend_for_scheme(ModelSpec.parse(spec or self.model).scheme)
             except ValueError:
-                fields = {}
-            for key, value in given.items():
-                if key in fields:  # the openai: flags are ignored by other backends, as before
-                    args.setdefault(key, value)
+                info = None
+            for field, setting in info.flag_aliases if info is not None else ():
+                value = getattr(self, field, None)
+                if value is not None:  # a flag its backend does not alias is ignored by it
+                    args.setdefault(setting, value)
             if spec is not None and spec != self.model:
+                fields = info.options_model().model_fields if info is not None else {}
                 args = {key: value for key, value in args.items() if key in fields}
         return args
 

@@ -329,3 +329,8 @@ def load(spec: str | ModelSpec, options: LoadOptions, vllm_options: VLLMOptions 
     llm = vllm.LLM(**engine_args)
     return VLLMBackend(llm, vllm, tokenizer, fingerprint, max_length, vocab_size=vocab,
                        logprobs_budget_gib=settings.logprobs_budget_gib)
+
+
+def load_view(spec: str | ModelSpec, options: LoadOptions) -> VLLMBackend:
+    """The driver's stand-in under ``--executor ray`` (the registry's ``stand_in``): no engine."""
+    return load(spec, options, view=True)
