@@ -29,7 +29,8 @@ from babelprobe.families.owl.config import OwlConfig
 from babelprobe.families.similarity.config import SimilarityConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.weights import resolve
-from babelprobe.execute_run import read_run, run
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import read_run
 from babelprobe.report.html import run_report
 from loopback_server import FaultProxy, ModelServer, serve
 

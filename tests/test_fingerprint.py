@@ -121,7 +121,9 @@ REQUEST_DEFINITIONS = (
 # equal to rounding: test_scoring_speed.py pins them against the plain full log_softmax to 1e-4)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by
 # characters before tokenizing it: only inputs too long for any context, which error either way)
-PINNED = (2, "a193e8ff643a8b33bcc7bdbc847bcce9b190ce52769ee26ffe8935499322d67c")
+# (same revision, new hash: ForwardStats, head_normalisers and vocab_moments moved verbatim from hf.py
+# into models/transformers_helpers.py, hf.py's packing re-export dropped; no scoring code changed)
+PINNED = (2, "a4a37b781cfc006196d1e90c1fad2231faf2e10fcdf6d47090e665639f79899b")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -156,7 +158,8 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # (same revision, new hash: hf.py's head_normalisers, issue 31, which the encoder-decoder backend
 # does not call)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by characters)
-PINNED_SEQ2SEQ = (1, "b2071906adbce50d713206845e2a9d45d91a3d4ef8fe9a38374c381a2ea45c4c")
+# (same revision, new hash: ForwardStats and hf.py's helpers moved verbatim into transformers_helpers.py)
+PINNED_SEQ2SEQ = (1, "b45dad5d68acd9cba208cb61238f47b88a506acad04df7b4d85f599dbd9c71bb")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

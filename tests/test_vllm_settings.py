@@ -159,7 +159,7 @@ def test_pipeline_asks_for_a_view_only_under_ray(monkeypatch, tmp_path):
         asked.append((spec, view))
         raise execute_run.RunError("stop here")
 
-    monkeypatch.setattr(pipeline, "load_model", fake_load)
+    monkeypatch.setattr(execute_run, "load_model", fake_load)
     for executor in ("local", "ray"):
         with pytest.raises(execute_run.RunError):
             execute_run.run(CKAConfig(model="vllm:org/model", out=tmp_path / executor, cache=None, executor=executor))
@@ -167,7 +167,8 @@ def test_pipeline_asks_for_a_view_only_under_ray(monkeypatch, tmp_path):
 
 
 def test_hf_model_placed_where_there_is_room_or_refused(smollm2, monkeypatch):
-    from babelprobe.execute_run import RunError, load_model
+    from babelprobe.execute_run import load_model
+    from babelprobe.stored_runs import RunError
     from babelprobe.families.eclektic.config import EclekticConfig
 
     need = 3 * GIB

@@ -28,7 +28,7 @@ from babelprobe.models.cache import ResponseCache
 from babelprobe.models.model_spec import ModelSpec
 from babelprobe.models.weights import sha256_file
 from babelprobe.request_runner import Runner, RunnerStats, run_probe, run_probes
-from babelprobe.stored_runs import RunError, StoredRun, read_run  # noqa: F401 (their old home: callers import them here)
+from babelprobe.stored_runs import RunError
 
 
 @dataclass

@@ -37,8 +37,7 @@ from babelprobe.models.base import (
     Tokenize,
     TokenizeResult,
 )
-from babelprobe.models.hf import ForwardStats
-from babelprobe.models.transformers_helpers import resolve_device, resolve_dtype, tokenize_text
+from babelprobe.models.transformers_helpers import ForwardStats, resolve_device, resolve_dtype, tokenize_text
 
 
 # Goes into the fingerprint (as hf.BACKEND_REVISION does): bump when this code changes answers.

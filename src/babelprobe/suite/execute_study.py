@@ -134,7 +134,8 @@ def run_suite(suite: Suite, console: Console, backends: dict[str, Backend] | Non
               progress: bool = False) -> SuiteRecord:
     """Run every pair that is not done, model by model, then write suite.json and the profile
     page. ``backends`` (spec -> loaded backend) are reused instead of loading those specs."""
-    from babelprobe.execute_run import RunError, load_model
+    from babelprobe.execute_run import load_model
+    from babelprobe.stored_runs import RunError
     from babelprobe.report.html import profile_report
 
     states = statuses(suite)
