@@ -123,7 +123,10 @@ REQUEST_DEFINITIONS = (
 # characters before tokenizing it: only inputs too long for any context, which error either way)
 # (same revision, new hash: ForwardStats, head_normalisers and vocab_moments moved verbatim from hf.py
 # into models/transformers_helpers.py, hf.py's packing re-export dropped; no scoring code changed)
-PINNED = (2, "a4a37b781cfc006196d1e90c1fad2231faf2e10fcdf6d47090e665639f79899b")
+# (same revision, new hash: type annotations only (issue 28): LogLikelihood.texts/ids typed accessors,
+# GenerateResult.finish_reason's FinishReason alias, packing.py's find/append split into plain
+# statements, hf.py's moments list filled where asked; no answer changed)
+PINNED = (2, "dd185c028d11e72fe35351bbab2213f7afa5c80dd3b41a5c6ab5a7aca70b6f5c")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -159,7 +162,8 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # does not call)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by characters)
 # (same revision, new hash: ForwardStats and hf.py's helpers moved verbatim into transformers_helpers.py)
-PINNED_SEQ2SEQ = (1, "b45dad5d68acd9cba208cb61238f47b88a506acad04df7b4d85f599dbd9c71bb")
+# (same revision, new hash: type annotations only: LogLikelihood.texts/ids, seq2seq's _prompt_ids)
+PINNED_SEQ2SEQ = (1, "9b23bd8d284e308125bde60f55a80e23ba0359302f13b8aa3975f7d068753a4c")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+# typer vendors click: its groups' methods take this Context (typer.Context is a subclass)
+from typer._click.core import Context as ClickContext
 from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
@@ -61,13 +63,13 @@ class LazyCommands(TyperGroup):
     def _extra_families() -> bool:
         return set(registered()) != set(FAMILIES)
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:
+    def list_commands(self, ctx: ClickContext) -> list[str]:
         names = [*super().list_commands(ctx), *FAMILY_COMMANDS]
         if self._extra_families():
             names += family_group().list_commands(ctx)
         return list(dict.fromkeys(names))
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+    def get_command(self, ctx: ClickContext, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
@@ -77,7 +79,7 @@ class LazyCommands(TyperGroup):
             return family_group().get_command(ctx, cmd_name)
         return None
 
-    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_help(self, ctx: ClickContext, formatter: Any) -> None:
         self.listing = True
         try:
             super().format_help(ctx, formatter)

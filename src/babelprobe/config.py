@@ -7,11 +7,14 @@ Options shared by every family (``RunOptions``) mean the same in every family.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonDict
 
 from babelprobe.models.model_spec import DEFAULT_MODEL, ModelSpec
 from babelprobe.models.registry import (
@@ -30,10 +33,29 @@ def option(default: Any = ..., help: str = "", *, flag: str | None = None, style
            off_help: str | None = None, default_factory=None, **constraints: Any) -> Any:
     """A config field that is also a ``run`` option (``flag`` defaults to --field-name;
     ``off_help`` is the help of --no-x for the "path-or-off" style)."""
-    extra = {"cli": {"flag": flag, "style": style, "off_help": off_help}}
+    extra: JsonDict = {"cli": {"flag": flag, "style": style, "off_help": off_help}}
     if default_factory is not None:
         return Field(default_factory=default_factory, description=help, json_schema_extra=extra, **constraints)
     return Field(default, description=help, json_schema_extra=extra, **constraints)
+
+
+@dataclass(frozen=True)
+class CliSpec:
+    """How a field is a flag, as ``option`` declared it (flag None: --field-name)."""
+
+    flag: str | None
+    style: str
+    off_help: str | None
+
+
+def cli_spec(info: FieldInfo | None) -> CliSpec | None:
+    """The option declaration ``option`` stored in a field; None: the field is no option."""
+    extra = info.json_schema_extra if info is not None else None
+    cli = extra.get("cli") if isinstance(extra, dict) else None
+    if not isinstance(cli, dict):
+        return None
+    flag, off_help = cli.get("flag"), cli.get("off_help")
+    return CliSpec(None if flag is None else str(flag), str(cli["style"]), None if off_help is None else str(off_help))
 
 
 BATCH_SIZE_HELP = "requests per forward pass or generation batch"
@@ -98,10 +120,10 @@ class RunOptions(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _comma_lists(cls, value: Any, info) -> Any:
+    def _comma_lists(cls, value: Any, info: ValidationInfo) -> Any:
         # every option declared with style="comma", in every family: 'a, b,c' -> ['a', 'b', 'c']
-        extra = cls.model_fields[info.field_name].json_schema_extra
-        if isinstance(extra, dict) and extra.get("cli", {}).get("style") == "comma":
+        spec = cli_spec(cls.model_fields[info.field_name]) if info.field_name else None
+        if spec is not None and spec.style == "comma":
             return comma_list(value)
         return value
 

@@ -326,7 +326,8 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
         n_items = len(stored)
         n_errors = int(stored["error"].notna().sum()) if "error" in stored.columns else 0
     else:
-        n_items, n_errors = len(records), sum(r.error is not None for r in records)
+        # every family's record carries an ``error`` (None when the item was answered)
+        n_items, n_errors = len(records), sum(getattr(r, "error", None) is not None for r in records)
     if columns is not None:
         stored = stored[[c for c in columns if c in stored.columns]]  # exactly what `report` reads
     summary = family.summarise(stored, config)

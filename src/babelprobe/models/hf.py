@@ -167,7 +167,8 @@ class TransformersBackend:
         torch_dtype = resolve_dtype(dtype, device)
         kwargs = {"revision": revision} if revision else {}
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
+        # transformers types .to() through a wrapper that loses its self argument (a stub gap)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)  # type: ignore[arg-type]
         fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
         return cls(model, tokenizer, fingerprint, max_length)
 
@@ -318,11 +319,14 @@ class TransformersBackend:
         scored = iter(self._score(rows, queries))
         results = []
         for r, s in zip(requests, splits):
-            lps, greedy, moments = [], True, []
+            lps: list[float] = []
+            greedy = True
+            moments: list[tuple[float, float]] = []  # filled where vocab_stats was asked
             for tok in s.continuation_ids:
                 (lp,), best, stats = next(scored)
                 lps.append(lp)
-                moments.append(stats)
+                if stats is not None:
+                    moments.append(stats)
                 greedy = greedy and best == tok
             results.append(
                 LogLikelihoodResult(
@@ -338,8 +342,8 @@ class TransformersBackend:
 
     def _split(self, r: LogLikelihood) -> Split:
         if r.uses_ids:
-            return self.boundary.split_ids(r.context_ids, r.continuation_ids)
-        return self.boundary.split(r.context, r.continuation)
+            return self.boundary.split_ids(*r.ids)
+        return self.boundary.split(*r.texts)
 
     def tokenize(self, requests: Sequence[Tokenize]) -> list[TokenizeResult]:
         """The tokenizer's ids and character offsets of each text, without special tokens."""
@@ -446,7 +450,7 @@ class TransformersBackend:
                 self._check_length(row)
             ids, mask, _ = self._left_pad(rows)
             config = self._generation_config(max_tokens, temperature, want_logprobs, penalty)
-            ctx = contextlib.nullcontext()
+            ctx: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
             if config.do_sample:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
             with ctx:

@@ -56,6 +56,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 
 from babelprobe.models.base import (
+    FinishReason,
     AudioGenerate,
     Fingerprint,
     Generate,
@@ -85,7 +86,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # finish reasons of a whole answer; any other ("error", "content_filter", one this code does not
 # know) means the text is cut or replaced: an error row, never an answer. None: servers that omit it
 NORMAL_FINISH = ("stop", "length", None)
-def _finish(reason: Any) -> str:
+def _finish(reason: Any) -> FinishReason:
     return "length" if reason == "length" else "stop"
 
 
@@ -222,8 +223,10 @@ class OpenAIBackend(ServerCapabilities, ServedIdentity):
     def submit(self, kind: str, requests: Sequence[Any]) -> Future:
         """Start answering a batch and return at once (executors.LocalExecutor keeps several
         batches in flight so the window stays full across batch boundaries)."""
-        answer_one = {"generate": self._generate_one, "loglikelihood": self._loglikelihood_one,
-                      "next_token": self._next_token_one}.get(kind)
+        answers: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            "generate": self._generate_one, "loglikelihood": self._loglikelihood_one,
+            "next_token": self._next_token_one}
+        answer_one = answers.get(kind)
         if answer_one is None:
             future: Future = Future()
             future.set_exception(NotImplementedError(self.unsupported_reason.get(kind, kind)))
@@ -240,6 +243,8 @@ class OpenAIBackend(ServerCapabilities, ServedIdentity):
         raise RuntimeError(f"{self.spec}: {self.unsupported_reason.get('loglikelihood', 'no scoring mode')}")
 
     async def _score_prompt_logprobs(self, context: str, continuation: str):
+        if self.boundary is None:  # detection chooses prompt_logprobs only with a local tokenizer
+            raise RuntimeError(f"{self.spec}: prompt_logprobs scoring needs the model's tokenizer")
         split = self.boundary.split(context, continuation)
         ids = list(split.context_ids + split.continuation_ids)
         body = self._body({"model": self.model, "prompt": ids, "prompt_logprobs": 1}, 1, 0.0)
@@ -298,7 +303,7 @@ class OpenAIBackend(ServerCapabilities, ServedIdentity):
         return lps, tokens, [-1] * len(tokens), greedy
 
     async def _loglikelihood_one(self, r: LogLikelihood) -> LogLikelihoodResult:
-        lps, tokens, _, greedy = await self._score(r.context, r.continuation)
+        lps, tokens, _, greedy = await self._score(*r.texts)
         return LogLikelihoodResult(logprob=float(sum(lps)), token_logprobs=lps, tokens=tokens, greedy=greedy)
 
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult | RequestFailure]:

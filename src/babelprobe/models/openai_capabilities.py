@@ -215,6 +215,7 @@ class ServerCapabilities(OpenAIState):
                     self.send_temperature = False
                     continue
                 return exc
+        assert refusal is not None  # the loop ends only after three refusals
         return refusal  # still refused after dropping both fields
 
     async def _detect_generation(self) -> None:

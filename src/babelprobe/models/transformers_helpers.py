@@ -11,7 +11,7 @@ from typing import Sequence
 
 import torch
 
-from babelprobe.models.base import TokenizeResult
+from babelprobe.models.base import FinishReason, TokenizeResult
 
 
 def resolve_device(device: str) -> str:
@@ -27,11 +27,11 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
 
 
-def cut_generated(tokenizer, toks: list[int], eos: set[int], stop: Sequence[str]) -> tuple[str, str, list[int]]:
+def cut_generated(tokenizer, toks: list[int], eos: set[int], stop: Sequence[str]) -> tuple[str, FinishReason, list[int]]:
     """A generated row's text up to its first end-of-sequence token, cut at the first stop string,
     why it ended ("stop" or "length") and the tokens kept (a batch pads rows that ended early)."""
     end = next((t for t, tok in enumerate(toks) if tok in eos), None)
-    finish = "stop" if end is not None else "length"
+    finish: FinishReason = "stop" if end is not None else "length"
     toks = toks[:end] if end is not None else toks
     text = tokenizer.decode(toks, skip_special_tokens=True)
     cut = [text.find(s) for s in stop if s and s in text]

@@ -7,13 +7,19 @@ Qwen2.5-Omni: OWL §2.4) ``AudioTextBackend`` (audio.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
-from babelprobe.models.base import Backend
 from babelprobe.models.model_spec import ModelSpec
 from babelprobe.models.registry import LoadOptions
 from babelprobe.models.views import TransformersView
 from babelprobe.models.weights import ResolvedModel, resolve
+
+if TYPE_CHECKING:  # the engine classes import torch: loaded only when a model is
+    from babelprobe.models.audio import AudioTextBackend
+    from babelprobe.models.hf import TransformersBackend
+    from babelprobe.models.seq2seq import Seq2SeqBackend
+
+    TransformersEngine = Union[TransformersBackend, Seq2SeqBackend, AudioTextBackend]
 
 
 def _config(resolved: ResolvedModel) -> Any:
@@ -22,7 +28,7 @@ def _config(resolved: ResolvedModel) -> Any:
     return AutoConfig.from_pretrained(resolved.path, **({"revision": resolved.revision} if resolved.revision else {}))
 
 
-def load(spec: str | ModelSpec, options: LoadOptions) -> Backend:
+def load(spec: str | ModelSpec, options: LoadOptions) -> "TransformersEngine":
     from babelprobe.models.audio import AudioTextBackend, is_audio_model
     from babelprobe.models.hf import TransformersBackend
     from babelprobe.models.seq2seq import Seq2SeqBackend

@@ -44,6 +44,7 @@ from typing import Any, Sequence
 from pydantic import Field
 
 from babelprobe.models.base import (
+    FinishReason,
     Fingerprint,
     Generate,
     GenerateResult,
@@ -183,7 +184,7 @@ class VLLMBackend:
         return failures, (self._prompt_logprobs(rows) if rows else []), hosts
 
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult | RequestFailure]:
-        splits = [self.boundary.split(r.context, r.continuation) for r in requests]
+        splits = [self.boundary.split(*r.texts) for r in requests]
         failures, scored, hosts = self._score_rows([s.context_ids + s.continuation_ids for s in splits])
         results: list[LogLikelihoodResult | RequestFailure] = []
         for split, failure, row in zip(splits, failures, hosts):
@@ -258,7 +259,7 @@ class VLLMBackend:
                 if tokens and tokens[-1] in self._eos_ids:
                     tokens.pop()  # EOS ends the text and is not part of it (as in the transformers backend)
                 lps = [_logprob(step[tok]) for tok, step in zip(tokens, completion.logprobs)]
-            finish = "length" if completion.finish_reason == "length" else "stop"
+            finish: FinishReason = "length" if completion.finish_reason == "length" else "stop"
             results[i] = GenerateResult(text=completion.text, token_logprobs=lps, finish_reason=finish)
         return results  # type: ignore[return-value]
 

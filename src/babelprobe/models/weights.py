@@ -127,7 +127,7 @@ def gguf_to_hf_dir(gguf: Path) -> tuple[Path, str]:
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     # The dequantised weights are plain float32: drop the GGUF quantizer so they can be saved.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # transformers types it as set; None drops it
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(tmp)
