@@ -1,4 +1,4 @@
-"""What a probe family is: everything ``pipeline.run`` and the commands need to know about it.
+"""What a probe family is: everything ``execute_run.run`` and the commands need to know about it.
 
 A family lives in its own folder, ``families/<name>/`` (config, data, probe, metrics, analysis,
 report, commands, release), subclasses ``Family`` in ``family.py`` and is registered by name in
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from babelprobe.data.releases import Release
     from babelprobe.models.base import Backend, Request
     from babelprobe.report.sections import ProfileMetric, Section
-    from babelprobe.runner import Outcome, Probe
+    from babelprobe.request_runner import Outcome, Probe
     from babelprobe.store import Manifest
 
 Config = TypeVar("Config", bound=RunOptions)

@@ -58,7 +58,7 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
       found when it is a whole katakana run of the prediction: パリ in パリです, not in パリス.
     - other scripts written without spaces (Thai, hiragana, ...): a run is found where it starts
       and ends on word boundaries of the prediction, cut by the language's dictionary segmenter
-      (babelprobe.segmenters: pythainlp for Thai, MeCab/unidic-lite for Japanese): กรุงเทพ is
+      (babelprobe.text.dictionary: pythainlp for Thai, MeCab/unidic-lite for Japanese): กรุงเทพ is
       found in คือกรุงเทพครับ, but กา (crow) is not found in กาแฟ (coffee). Scripts with no
       segmenter (Lao, Khmer, ...) fall back to characters, which makes this a substring test;
       the fallback is recorded as a run warning.
@@ -112,7 +112,7 @@ from typing import Literal
 
 import regex
 
-from babelprobe.languages import script_runs
+from babelprobe.text.units import script_runs
 from babelprobe.text.evidence import Evidence
 
 StringMode = Literal["normalized", "compat"]
@@ -353,7 +353,7 @@ def word_matches(gold: str, word: str, language: str = "") -> bool:
 
 def _aligned(text: str, run: str, script: str, language: str) -> bool:
     """``text`` occurs in ``run`` starting and ending on the segmenter's word boundaries."""
-    from babelprobe.segmenters import run_language, segment_run
+    from babelprobe.text.dictionary import run_language, segment_run
 
     ends = segment_run(run, run_language(script, run, language or None), script)
     bounds = {0, *ends}

@@ -3,7 +3,7 @@ their request kinds, run the stages, store, summarise. The family (families/) sa
 which stages to run and how to summarise; this module does the rest the same way for every family.
 
 Summaries are computed from the stored items.parquet, never from memory, so ``babelprobe
-report`` on a run directory (``runs.read_run``) gives the same tables."""
+report`` on a run directory (``stored_runs.read_run``) gives the same tables."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from babelprobe.families.base import Family, Pairs, Plan, StageContext, load_ite
 from babelprobe.models.base import Backend, Usage
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import sha256_file
-from babelprobe.runner import Runner, RunnerStats, run_probe, run_probes
-from babelprobe.runs import RunError, StoredRun, read_run  # noqa: F401 (their old home: callers import them here)
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import sha256_file
+from babelprobe.request_runner import Runner, RunnerStats, run_probe, run_probes
+from babelprobe.stored_runs import RunError
 
 
 @dataclass
@@ -326,7 +326,8 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
         n_items = len(stored)
         n_errors = int(stored["error"].notna().sum()) if "error" in stored.columns else 0
     else:
-        n_items, n_errors = len(records), sum(r.error is not None for r in records)
+        # every family's record carries an ``error`` (None when the item was answered)
+        n_items, n_errors = len(records), sum(getattr(r, "error", None) is not None for r in records)
     if columns is not None:
         stored = stored[[c for c in columns if c in stored.columns]]  # exactly what `report` reads
     summary = family.summarise(stored, config)
