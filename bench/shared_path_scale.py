@@ -20,9 +20,9 @@ samples does not fit the time at hand:
     python bench/shared_path_scale.py --tile-report RUN_DIR --tile 1,10,100
 
 ``--steps`` also takes ``load`` (reading and validating the samples file alone, the run's first
-step, in a fresh process) and ``--parts language,none`` measures both modes; every figure is also
-printed as a markdown table row (``| samples | step | parts | peak RSS | wall | CPU |``) for
-bench/README.md.
+step, in a fresh process: all at once with ``--parts none``, a language at a time with
+``language``), and ``--parts language,none`` measures both modes; every figure is also printed as
+a markdown table row (``| samples | step | parts | peak RSS | wall | CPU |``) for bench/README.md.
 
 Texts are random words (the model's memorization of them is not the point: memory and time are).
 The languages are the study's 95 (mC4's 101 less mn, la, fy, co, hmn, haw), as its code writes them.
@@ -68,6 +68,13 @@ def make_inputs(folder: Path, samples: int, sentences: int, languages: list[str]
     tok.write_text("language,tokens\n" + "".join(f"{lang},{rng.uniform(0.05, 3000):.3f}\n"
                                                  for lang in languages))
     return mem, par, tok
+
+
+# the run's loading alone: every sample at once (--parts none), or checked in one pass and read back
+# one language at a time (--parts language: SampleParts)
+LOAD_ALL = "import sys; from babelprobe.families.memorization.data import load_samples; load_samples(sys.argv[1])"
+LOAD_STREAMED = ("import sys; from babelprobe.families.memorization.data import SampleParts; p = SampleParts(sys.argv[1]); "
+                 "[p.samples(lang) for lang in p.languages]; p.close()")
 
 
 def one(cmd: list[str]) -> dict:
@@ -174,8 +181,7 @@ def main() -> None:
             mem, par, tok = make_inputs(folder, size, 2 * size, languages)
             common = ["--model", model, "--device", args.device, "--no-cache", "--parts", parts]
             steps = {
-                "load": [sys.executable, "-c", "import sys; from babelprobe.families.memorization.data import "
-                         "load_samples; load_samples(sys.argv[1])", str(mem)],
+                "load": [sys.executable, "-c", LOAD_STREAMED if parts == "language" else LOAD_ALL, str(mem)],
                 "memorization": base + ["run", "memorization", "--data", str(mem), "--out", str(folder / "mem"),
                                         "--prefix-tokens", "20", "--suffix-tokens", "8", *common],
                 "report": base + ["report", str(folder / "mem")],
