@@ -298,7 +298,6 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
                         continue
                     store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
                     parts[key] = "computed"
-                    del part_items
             finally:
                 parts_in.close()
             store.join_parts(config.out, parts_in.keys)

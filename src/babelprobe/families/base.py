@@ -106,9 +106,9 @@ class Stage(Generic[Config]):
 
 @dataclass
 class Parts:
-    """A run's items one part at a time (``--parts``): the keys in run order, the files (``file``
-    or ``file:row``) the items came from, what ``run`` says first (``input_notes``), and
-    ``items(key)``: that part's items, asked for once, in ``keys`` order."""
+    """A run's items one part at a time (``--parts``): the keys in run order, the items' sources
+    (``file:row``; one a file is enough for the manifest's data_files), what ``run`` says first
+    (``input_notes``), and ``items(key)``: that part's items, asked for once, in ``keys`` order."""
 
     keys: list[str]
     sources: set[str]

@@ -115,7 +115,8 @@ class SampleParts:
                  seed: int = 0):
         self.limit, self.seed = limit, seed
         self._folder = tempfile.TemporaryDirectory(prefix="babelprobe-samples-")
-        self.files: set[str] = set()  # the input files samples came from (manifest data_files)
+        # input file -> its first sample's source (file:row, as manifest data_files reads sources)
+        self.files: dict[str, str] = {}
         wanted = {normalise_code(lang) for lang in langs} if langs else None
         problems: list[Problem] = []
         handles: dict[str, IO[str]] = {}
@@ -126,7 +127,7 @@ class SampleParts:
                 if sample.language not in handles:
                     handles[sample.language] = self._file(sample.language).open("w", encoding="utf-8")
                 handles[sample.language].write(sample.model_dump_json() + "\n")
-                self.files.add(sample.source.rsplit(":", 1)[0])
+                self.files.setdefault(sample.source.rsplit(":", 1)[0], sample.source)
         finally:
             for handle in handles.values():
                 handle.close()

@@ -187,7 +187,7 @@ class MemorizationFamily(Family[MemorizationConfig]):
         if not parts.languages:
             parts.close()
             load_items(self, config)  # the error load_items gives an empty selection, for every family
-        return Parts(keys=parts.languages, sources=parts.files, notes=[], items=parts.samples, close=parts.close)
+        return Parts(keys=parts.languages, sources=set(parts.files.values()), notes=[], items=parts.samples, close=parts.close)
 
     def describe(self, items: list[Sample]) -> str:
         langs = sorted({s.language for s in items})
