@@ -251,11 +251,10 @@ def read_items(run_dir: str | Path, columns: Sequence[str] | None = None) -> pd.
     file = pq.ParquetFile(path)
     wanted = [c for c in dict.fromkeys(columns) if c in file.schema_arrow.names]
     if file.num_row_groups <= 1:
-        return file.read(columns=wanted).to_pandas(self_destruct=True, split_blocks=True)
+        return pd.read_parquet(path, columns=wanted)
     # one row group (a --parts run's language) decoded at a time, then joined column by column: the
     # peak is the frame plus one group or one column, not Arrow's copy of every column beside pandas'
-    groups = [file.read_row_group(i, columns=wanted).to_pandas(self_destruct=True, split_blocks=True)
-              for i in range(file.num_row_groups)]
+    groups = [file.read_row_group(i, columns=wanted).to_pandas() for i in range(file.num_row_groups)]
     joined: dict[str, pd.Series] = {}
     for column in wanted:
         joined[column] = pd.concat([group.pop(column) for group in groups], ignore_index=True)
