@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -180,7 +181,7 @@ class MemorizationFamily(Family[MemorizationConfig]):
     def load(self, config: MemorizationConfig) -> list[Sample]:
         return load_samples(config.data, config.langs, config.limit, config.seed)
 
-    def load_parts(self, config: MemorizationConfig, part_of) -> Parts:
+    def load_parts(self, config: MemorizationConfig, part_of: Callable[[Any], str]) -> Parts:
         """``--parts language``: the samples streamed, one language's texts in memory at a time
         (SampleParts: checked in one pass and spilled per language to a temporary folder)."""
         parts = SampleParts(config.data, config.langs, config.limit, config.seed)
