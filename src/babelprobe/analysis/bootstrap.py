@@ -11,8 +11,8 @@ from pydantic import BaseModel
 from scipy import stats
 
 # Resamples are drawn in batches of at most this many elements (resamples x values), whatever n is:
-# ~16 MB of indices and values at a time, so a summary's memory does not grow with its cells' size
-# (issue 31). The seeded generator yields the same index stream however it is batched, so the
+# ~16 MB of indices and values at a time, so a summary's memory does not grow with its cells' size.
+# The seeded generator yields the same index stream however it is batched, so the
 # interval is the one a single batch would give (tests/test_bootstrap.py pins it).
 RESAMPLE_ELEMENTS = 1_000_000
 

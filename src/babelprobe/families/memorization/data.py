@@ -106,7 +106,7 @@ def _checked(path: Path, problems: list[Problem]) -> Iterator[Sample]:
 
 
 class SampleParts:
-    """Validated samples one language at a time (``--parts language``, issue 31): one pass over the
+    """Validated samples one language at a time (``--parts language``): one pass over the
     input checks every row and spills each language's samples to its own JSONL file in a temporary
     folder; ``samples(language)`` reads one back. What it gives per language, and in what order,
     is what ``load_samples`` gives: the same parts, stamps and items, without every text in memory."""
