@@ -88,7 +88,7 @@ def test_response_of_reads_the_result_of_its_kind_or_says_what_came():
     backend that answered with another kind's result is a TypeError naming both, never a value."""
     from babelprobe.families.base import response_of
     from babelprobe.models.base import GenerateResult, LogLikelihoodResult
-    from babelprobe.runner import Outcome
+    from babelprobe.request_runner import Outcome
 
     answered = Outcome(response=GenerateResult(text="Lisboa"))
     assert response_of(answered, GenerateResult).text == "Lisboa"

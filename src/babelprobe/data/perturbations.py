@@ -1,5 +1,5 @@
 """Passage perturbations of OWL §2.1-2.2, seeded per item so that a passage is perturbed the same
-way whatever else is in the run. Units are the script's (languages.text_units): words in spaced
+way whatever else is in the run. Units are the script's (text.units.text_units): words in spaced
 scripts, characters in scripts written without spaces (Chinese, Japanese, Thai), where a
 whitespace split would leave a passage as one "word". Name masks go through the language layer
 (babelprobe.text.names: whole-token forms from per-language paradigm tables) and record their
@@ -15,7 +15,8 @@ from typing import Iterable
 
 import regex
 
-from babelprobe.languages import is_unspaced, join_units, text_units
+from babelprobe.text.scripts import is_unspaced
+from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
 from babelprobe.text.names import Placement, is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
@@ -33,7 +34,7 @@ def shuffle_words(text: str, seed: int, key: str, language: str | None = None) -
     """The passage's units in a random order; ``key`` (e.g. book/passage/language) and ``seed``
     fix the order, so reruns and subsets give the same shuffle. A spaced text gives exactly the
     shuffle of ``text.split()`` joined by spaces; Thai, Japanese and Chinese are shuffled by
-    words (languages.text_units, babelprobe.segmenters), as OWL §2.1 shuffles words."""
+    words (text.units.text_units, babelprobe.text.dictionary), as OWL §2.1 shuffles words."""
     units = text_units(text, language)
     random.Random(f"{seed}/{key}").shuffle(units)
     return join_units(units)

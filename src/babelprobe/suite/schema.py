@@ -15,7 +15,7 @@ from pydantic_core import ErrorDetails
 from babelprobe.config import RunOptions, default_response_cache
 from babelprobe.families import get_family
 from babelprobe.families.base import Family
-from babelprobe.models.spec import ModelSpec
+from babelprobe.models.model_spec import ModelSpec
 
 REQUESTS_FILE = "suite-requests.json"
 SUITE_FILE = "suite.json"
@@ -65,7 +65,7 @@ _MODEL_FIELD_DEFINITIONS: dict[str, Any] = {
 _ModelFields = create_model("_ModelFields", __config__=ConfigDict(extra="forbid"), **_MODEL_FIELD_DEFINITIONS)
 
 
-class ModelEntry(_ModelFields):  # type: ignore[misc, valid-type]  # a base made by create_model: mypy cannot see it
+class ModelEntry(_ModelFields):
     """One model of the suite: its spec, its folder name, and how to load it."""
 
     spec: str = Field(min_length=1, description="model spec, as `run --model`")

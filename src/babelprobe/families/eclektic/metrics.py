@@ -58,7 +58,7 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
       found when it is a whole katakana run of the prediction: パリ in パリです, not in パリス.
     - other scripts written without spaces (Thai, hiragana, ...): a run is found where it starts
       and ends on word boundaries of the prediction, cut by the language's dictionary segmenter
-      (babelprobe.segmenters: pythainlp for Thai, MeCab/unidic-lite for Japanese): กรุงเทพ is
+      (babelprobe.text.dictionary: pythainlp for Thai, MeCab/unidic-lite for Japanese): กรุงเทพ is
       found in คือกรุงเทพครับ, but กา (crow) is not found in กาแฟ (coffee). Scripts with no
       segmenter (Lao, Khmer, ...) fall back to characters, which makes this a substring test;
       the fallback is recorded as a run warning.
@@ -112,7 +112,7 @@ from typing import Literal
 
 import regex
 
-from babelprobe.languages import script_runs
+from babelprobe.text.units import script_runs
 from babelprobe.text.evidence import Evidence
 
 StringMode = Literal["normalized", "compat"]
