@@ -56,6 +56,7 @@ def test_dont_know_neither_asked_back_nor_across_punctuation(answer, language, v
 @pytest.mark.parametrize("text,name,language,expected", [
     ("王明和王先生", "王", "zh", "王明和[MASK]先生"), ("明子と明が来た。", "明", "ja", "明子と[MASK]が来た。"),
     ("林黛玉说", "林黛玉", "zh", "[MASK]说"), ("王先生的书", "王", "zh", "[MASK]先生的书"),
+    ("凤姐儿笑道", "凤姐", "zh", "[MASK]儿笑道"), ("老王来了", "王", "zh", "老[MASK]来了"),  # never leave the name
 ])
 def test_unspaced_mask_not_inside_a_longer_word(text, name, language, expected):
     assert mask_names(text, [name], language) == expected

@@ -114,16 +114,15 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
 
 
 def _inside_longer_word(text: str, start: int, end: int, name: str, language: str) -> bool:
-    """The name at text[start:end] is part of a longer word of the language's dictionary
-    segmenter (王 in 王明, 明 in 明子) that is not the name with its honorific or particle
-    (王先生, 田中さん: text.mentions.is_name): another name or word, never this character's."""
+    """The name at text[start:end] begins a longer word of the language's dictionary segmenter
+    (王 in 王明, 明 in 明子) that is not the name with its honorific or particle (王先生, 凤姐儿,
+    田中さん: text.mentions.is_name): another name or word, never this character's. Only a word
+    that starts with the name counts: one that starts before it is an address (老王) or the
+    segmenter's cut across a name (张|伟说), which must not leave the name in the text."""
     from babelprobe.text.mentions import is_name
 
-    for token in tokens(text, language):
-        crosses = token.start < start < token.end or token.start < end < token.end
-        if token.kind == "word" and crosses and not is_name(token.text, name, language):
-            return True
-    return False
+    return any(token.kind == "word" and token.start == start and token.end > end
+               and not is_name(token.text, name, language) for token in tokens(text, language))
 
 
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
