@@ -28,9 +28,11 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
     currency or percent sign with or without a space (5 € = 5€ = €5, % 5 = 5%); decades with or
     without the apostrophe (1980's = 1980s); digits written against Han, kana or Hangul are read
     apart (1,000人 = 1000人); years in positional Han digits are numbers (二〇〇一年 = 2001年, GB/T
-    15835; three digits or more: 三四年 'three or four years' stays words); a unit symbol or a currency written in letters is a word apart from its number however
-    spaced (5km = 5 km, -3.5°C = −3.5 °C, Rp5.000 = Rp 5.000; text/data/units.tsv); a predicted
-    amount with a currency or percent sign also answers the bare gold number (10 € for 10 Euro);
+    15835; three digits or more: 三四年 'three or four years' stays words); a unit symbol or a
+    currency written in letters is a word apart from its number however spaced (5km = 5 km,
+    -3.5°C = −3.5 °C, Rp5.000 = Rp 5.000; text/data/units.tsv); a predicted amount with a
+    currency or percent sign also answers the bare gold number (10 € for 10 Euro; a decimal
+    amount only the same decimal: 10,5 € is no 10);
     a gold range is found as its two ends in order with at most two words between (from 1914 to
     1918 for 1914–1918), and no sentence or list break nor a word for 'or' between them (1914 or
     1918 is two years). The range marks, case-ending joiners and ordinal indicators are rows of
