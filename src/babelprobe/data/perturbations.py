@@ -114,6 +114,18 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
     return bool(before or after)
 
 
+def _inside_longer_word(text: str, start: int, end: int, name: str, language: str) -> bool:
+    """The name at text[start:end] begins a longer word of the language's dictionary segmenter
+    (王 in 王明, 明 in 明子) that is not the name with its honorific or particle (王先生, 凤姐儿,
+    田中さん: text.mentions.is_name): another name or word, never this character's. Only a word
+    that starts with the name counts: one that starts before it is an address (老王) or the
+    segmenter's cut across a name (张|伟说), which must not leave the name in the text."""
+    from babelprobe.text.mentions import is_name
+
+    return any(token.kind == "word" and token.start == start and token.end > end
+               and not is_name(token.text, name, language) for token in tokens(text, language))
+
+
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     """A name in a script written without spaces is found inside the text (no boundary is
     written: 林黛玉说), its parts joined by an optional name separator (アンナ・カレーニナ)."""
@@ -127,7 +139,8 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     hits = []
     for found in pattern.finditer(haystack):
         start, end = found.span()
-        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end):
+        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end) and \
+                not _inside_longer_word(text, start, end, name, language):
             hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", text[start:end],
                                                          name, (start, end))))
     return hits

@@ -11,7 +11,10 @@ asks for a "Single Word Output (in English)".
 The first yes or no word decides ("**Yes.**", "Output: NO - ..."); at one position the longest
 entry wins (Chinese 不是 "no" before 是 "yes", Thai ไม่ใช่ before ใช่). A table's ``unknown`` rows
 are "I don't know" (不知道, no sé, tidak tahu), whose first word is a no-word: found first, they
-decide None with their evidence. An answer with neither is None: the judge did not answer, which
+decide None with their evidence, unless a question mark follows them (不知道吗? 是的: "don't you
+know? Yes" asks back, and the answer after it decides). A phrase of several words is found only
+with nothing but spaces between its words ("No, sé que no" is "no", not "no sé"). An answer with
+neither is None: the judge did not answer, which
 is an error for the caller, never a NO.
 """
 
@@ -20,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+
+import regex
 
 from babelprobe.text.evidence import Evidence
 
@@ -81,14 +86,35 @@ def yes_no_evidence(answer: str, language: str | None = None) -> tuple[bool | No
     found = [t for t in tokens(answer, language or None) if t.kind in ("word", "number")]
     folded = [fold(t.text, language or None) for t in found]
     entries = _entries(language)
+    asked_back_until = -1  # the end of an "I don't know?" asked back: its words decide nothing
     for i in range(len(folded)):
+        if found[i].start < asked_back_until:
+            continue
         for entry in entries:  # longest first
             n = len(entry.tokens)
-            if tuple(folded[i:i + n]) == entry.tokens:
-                span = (found[i].start, found[i + n - 1].end)
-                return entry.answer, Evidence("yes_no", answer[span[0]:span[1]], form=entry.word, span=span,
-                                              source=entry.source)
+            if tuple(folded[i:i + n]) != entry.tokens:
+                continue
+            if any(answer[found[k].end:found[k + 1].start].strip() for k in range(i, i + n - 1)):
+                continue  # punctuation between the words: "No, sé que no" is no "no sé"
+            span = (found[i].start, found[i + n - 1].end)
+            question = _asked_back(answer, span[1]) if entry.answer is None else None
+            if question is not None:
+                asked_back_until = question  # 不知道吗? 'don't you know?' asks back; the answer follows
+                break
+            return entry.answer, Evidence("yes_no", answer[span[0]:span[1]], form=entry.word, span=span,
+                                          source=entry.source)
     return None, None
+
+
+# a question mark after "don't know", at most one word (a question particle: 吗, 嗎, 呢) between
+_ASKED_BACK = regex.compile(r"\s*[\p{L}\p{M}]{0,2}\s*[?\uff1f\u061f]")
+
+
+def _asked_back(answer: str, end: int) -> int | None:
+    """Where the question ends when an ``unknown`` phrase ending at ``end`` is a question put back
+    to the asker (不知道吗? 是的: 'don't you know? Yes'), not an answer of its own; else None."""
+    found = _ASKED_BACK.match(answer, end)
+    return found.end() if found else None
 
 
 def yes_no(answer: str, language: str | None = None) -> bool | None:
