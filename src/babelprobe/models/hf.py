@@ -33,6 +33,7 @@ from babelprobe.models.base import (
     TokenizeResult,
 )
 from babelprobe.models.packing import Placement, TreeRow, pack_rows, pack_shared_contexts, share_prefixes  # noqa: F401
+from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks, recorded_checks
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
 from babelprobe.models.transformers_helpers import cut_generated, resolve_device, resolve_dtype, tokenize_text
 
@@ -88,6 +89,7 @@ class TransformersBackend:
         tokenizer,
         fingerprint: Fingerprint,
         max_length: int | None = None,
+        checks_key: str | None = None,
     ):
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -112,20 +114,34 @@ class TransformersBackend:
             bos_token_id=model.generation_config.bos_token_id, eos_token_id=self._eos, pad_token_id=self.pad_id,
         )
         self._decoder, self._head, self._softcap = None, None, None
-        self.gathered_head = self._use_gathered_head()
-        self.tree_rows = self._tree_rows_agree()
+        # the self-checks' outcome, recorded per model and code (self_checks.py): run once
+        known = recorded_checks(checks_key) if checks_key else None
+        if known is None:
+            self.gathered_head = self._use_gathered_head()
+            self.tree_rows = self._tree_rows_agree()
+            if checks_key:
+                record_checks(checks_key, SelfChecks(gathered_head=self.gathered_head, tree_rows=self.tree_rows))
+        else:
+            self.gathered_head = known.gathered_head and self._bind_head()
+            self.tree_rows = known.tree_rows
 
-    def _use_gathered_head(self) -> bool:
-        """Gather hidden states before the LM head (plus final soft-capping, read from the text
-        config: multimodal wrappers keep it there) when that reproduces ``model(...).logits`` on a
-        short input; any other head scaling, or a decoder that cannot be called alone, falls back
-        to the model's own forward with ``logits_to_keep``."""
+    def _bind_head(self) -> bool:
+        """Take the decoder and the LM head apart (plus final soft-capping, read from the text
+        config: multimodal wrappers keep it there); False where the model has no such parts."""
         decoder = getattr(self.model, "model", None)
         head = self.model.get_output_embeddings()
         if decoder is None or head is None:
             return False
         self._decoder, self._head = decoder, head
         self._softcap = getattr(self.model.config.get_text_config(), "final_logit_softcapping", None)
+        return True
+
+    def _use_gathered_head(self) -> bool:
+        """Gather hidden states before the LM head (``_bind_head``) when that reproduces
+        ``model(...).logits`` on a short input; any other head scaling, or a decoder that cannot be
+        called alone, falls back to the model's own forward with ``logits_to_keep``."""
+        if not self._bind_head():
+            return False
         rows = [self.boundary.encode_text(t) for t in ("The capital of France is Paris.", "Kigali, Rwanda")]
         ids, mask, positions = self._left_pad(rows)
         real = mask.nonzero(as_tuple=True)
@@ -188,7 +204,10 @@ class TransformersBackend:
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
         fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
-        return cls(model, tokenizer, fingerprint, max_length)
+        device_name = torch.cuda.get_device_name(model.device) if model.device.type == "cuda" else model.device.type
+        key = checks_key(fingerprint, type(model).__name__, getattr(model.config, "_attn_implementation", None),
+                         device_name)
+        return cls(model, tokenizer, fingerprint, max_length, checks_key=key)
 
     @property
     def has_chat_template(self) -> bool:
