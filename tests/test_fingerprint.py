@@ -97,7 +97,8 @@ def test_backend_revision_is_in_the_key(tmp_path, monkeypatch):
 
 # The code that decides what a backend answers. Changing it without bumping BACKEND_REVISION
 # would serve answers cached by the old code.
-SCORING_SOURCES = ("models/hf.py", "models/packing.py", "models/tokenization.py", "models/transformers_helpers.py")
+SCORING_SOURCES = ("models/hf.py", "models/packing.py", "models/tokenization.py", "models/transformers_helpers.py",
+                   "models/prefix_generation.py")
 REQUEST_DEFINITIONS = (
     base.ChatMessage, base.Generate, base.LogLikelihood, base.NextToken, base.HiddenStates,
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
@@ -121,7 +122,10 @@ REQUEST_DEFINITIONS = (
 # equal to rounding: test_scoring_speed.py pins them against the plain full log_softmax to 1e-4)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by
 # characters before tokenizing it: only inputs too long for any context, which error either way)
-PINNED = (2, "a193e8ff643a8b33bcc7bdbc847bcce9b190ce52769ee26ffe8935499322d67c")
+# (same revision, new hash and a new source: issue 31's self-checks recorded once per model (self_checks.py) and
+# greedy prompts sharing a long prefix decoded from its KV cache (prefix_generation.py): the same
+# answers, test_self_checks.py and test_prefix_generation.py pin them against the plain path)
+PINNED = (2, "b22d131ed43153b7a407e8591bb1e3377a717393bf4d3dedf7ecf8dfb971e084")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -156,7 +160,9 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # (same revision, new hash: hf.py's head_normalisers, issue 31, which the encoder-decoder backend
 # does not call)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by characters)
-PINNED_SEQ2SEQ = (1, "b2071906adbce50d713206845e2a9d45d91a3d4ef8fe9a38374c381a2ea45c4c")
+# (same revision, new hash: hf.py's recorded self-checks and shared-prefix generation, issue 31,
+# which the encoder-decoder backend does not use)
+PINNED_SEQ2SEQ = (1, "4a9dc554c10148bd7611dfb848c7a52a76e621ec68fb1e3c1ca69527159df6ab")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

@@ -33,6 +33,7 @@ from babelprobe.models.base import (
     TokenizeResult,
 )
 from babelprobe.models.packing import Placement, TreeRow, pack_rows, pack_shared_contexts, share_prefixes  # noqa: F401
+from babelprobe.models.prefix_generation import greedy_from_shared_prefix, prefix_groups
 from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks, recorded_checks
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
 from babelprobe.models.transformers_helpers import cut_generated, resolve_device, resolve_dtype, tokenize_text
@@ -482,6 +483,20 @@ class TransformersBackend:
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
+            if temperature == 0 and not want_logprobs and (penalty or 1.0) == 1.0:
+                # greedy rows sharing a long prefix (a judge's prompts): the prefix is run once
+                for group, shared in self._prefix_groups(rows, max_tokens):
+                    new_rows = greedy_from_shared_prefix(self.model, [rows[k] for k in group], shared, max_tokens,
+                                                         self._eos, self.pad_id, self._stopping(stop))
+                    self.stats.forward_calls += 1
+                    self.stats.sequences += len(group)
+                    for k, toks in zip(group, new_rows):
+                        text, finish, toks = cut_generated(self.tokenizer, toks, set(self._eos), requests[members[k]].stop)
+                        results[members[k]] = GenerateResult(text=text, finish_reason=finish, token_ids=toks)
+                rows = [row for k, row in enumerate(rows) if members[k] not in results]
+                members = [i for i in members if i not in results]
+                if not members:
+                    continue
             ids, mask, _ = self._left_pad(rows)
             config = self._generation_config(max_tokens, temperature, want_logprobs, penalty)
             ctx = contextlib.nullcontext()
@@ -507,6 +522,15 @@ class TransformersBackend:
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
+
+    def _prefix_groups(self, rows: list[list[int]], max_tokens: int) -> list[tuple[list[int], int]]:
+        """Rows sharing a long prefix (prefix_generation.py), where a cache built from a prefix
+        alone and a mask with a gap serve the model exactly: every layer is attention that honours
+        a mask (the tree-row check, ``_tree_rows_agree``) and no sliding window binds."""
+        window = getattr(self.model.config, "sliding_window", None)
+        if not self.tree_rows or (window and max(len(r) for r in rows) + max_tokens > window):
+            return []
+        return prefix_groups(rows)
 
     def _stopping(self, stop: tuple[str, ...]) -> StoppingCriteriaList:
         """A sequence that produced a stop string stops (the rest of the batch goes on); the text
