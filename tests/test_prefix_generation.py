@@ -31,7 +31,7 @@ def judge_requests(backend) -> list:
     for row in rows:
         by_language.setdefault(row.target_language, []).append(row)
     requests = []
-    for row in rows[::6]:  # one question per language (rows come 5 to a question): all five, four scripts
+    for row in [rows[0] for rows in by_language.values()]:  # one question in each of the demo's languages
         answers = [row.answer] + [answer for _, answer in judge_controls(row, by_language[row.target_language])]
         requests += [(row, judge_request(row, answer, backend.has_chat_template)) for answer in answers]
     return requests
