@@ -19,8 +19,10 @@ import torch
 from transformers import PreTrainedModel
 from transformers.generation.stopping_criteria import StoppingCriteriaList
 
-# a shared prefix is worth a separate forward only when long, and when it is most of each prompt
+# a shared prefix is worth a separate forward only when long, and when it is most of each prompt (a
+# judge's prompts differ only in the short answer judged: the prefix is 85-95% of them)
 MIN_SHARED_TOKENS = 64
+MIN_SHARED_SHARE = 0.75
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -33,7 +35,7 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TOKENS) -> list[tuple[list[int], int]]:
     """(row indices, shared prefix length) of groups of two or more rows whose common prefix is at
-    least ``min_shared`` tokens and at least half of every member (one token of each row is left
+    least ``min_shared`` tokens and ``MIN_SHARED_SHARE`` of every member (one token of each row is left
     to its suffix). Rows are taken in sorted order, so rows sharing a prefix are neighbours; a row
     in no group is left to the plain path."""
     order = sorted(range(len(rows)), key=lambda i: list(rows[i]))
@@ -44,7 +46,7 @@ def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TO
         if members:
             common = min(shared, _common_length(rows[members[-1]], rows[i]))
             longest = max(len(rows[i]), *(len(rows[m]) for m in members))
-            if common >= min_shared and 2 * common >= longest:
+            if common >= min_shared and common >= MIN_SHARED_SHARE * longest:
                 members.append(i)
                 shared = common
                 continue

@@ -18,7 +18,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Literal
 
 from babelprobe.models.base import Fingerprint
 from babelprobe.models.spec import DEFAULT_MODEL, ModelSpec  # noqa: F401 (DEFAULT_MODEL: its old home)
@@ -127,17 +127,17 @@ def gguf_parsed_once() -> Iterator[None]:
     plain = gguf_library.GGUFReader
     readers: dict[tuple[str, str], object] = {}
 
-    def parsed(path: str | os.PathLike, mode: str = "r") -> object:
+    def parsed(path: str | os.PathLike, mode: Literal["r", "r+", "c"] = "r") -> object:
         key = (os.path.realpath(path), mode)
         if key not in readers:
             readers[key] = plain(path, mode)
         return readers[key]
 
-    gguf_library.GGUFReader = parsed
+    setattr(gguf_library, "GGUFReader", parsed)
     try:
         yield
     finally:
-        gguf_library.GGUFReader = plain
+        setattr(gguf_library, "GGUFReader", plain)
 
 
 def gguf_to_hf_dir(gguf: Path) -> tuple[Path, str]:
