@@ -27,16 +27,7 @@ REQUIRED = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "z
 
 
 # Rows the layer still reads wrong (lang-review, issue 27): strict, so a fix must take its row out.
-STILL_WRONG: dict[tuple[str, str], str] = {
-    # lang-review3: rows checked against their sources; the fix is in the layer's Python
-    ("en", "about 45 percent"): "a unit written as a word (percent, Prozent, pour cent) is not read as the sign % of the gold number",
-    ("ja", "５０％"): "the fullwidth percent sign ％ (U+FF05) is not folded (NFKC) before the number reader joins % to its number",
-    ("zh", "50％"): "the fullwidth percent sign ％ (U+FF05) is not folded (NFKC) before the number reader joins % to its number",
-    # lang-review3 batch 3: also the layer's Python
-    ("en", "on 11/9/2001"): "a date written with slashes (11/9/2001) is read as one number token by the recall, so its year does not match a gold year (the segmenter gives 11 / 9 / 2001)",
-    ("ja", "約50%"): "after a CJK character (約/约 'about') the number reader does not join % to its number, though 50% alone is joined",
-    ("zh", "约50%"): "after a CJK character (約/约 'about') the number reader does not join % to its number, though 50% alone is joined",
-}
+STILL_WRONG: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("case", case_params(OPERATIONS))
