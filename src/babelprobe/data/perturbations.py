@@ -74,7 +74,7 @@ _INNER_SEPARATOR = regex.compile(r"[" + NAME_SEPARATORS + r"](?<![lL]\u00b7(?=[l
 
 def _cut_at_separators(words: list[Token]) -> list[Token]:
     """Word tokens cut where a name separator stands inside them (레프·톨스토이가 -> 레프, 톨스토이가)."""
-    out = []
+    out: list[Token] = []
     for token in words:
         start = 0
         for found in [*_INNER_SEPARATOR.finditer(token.text), None]:

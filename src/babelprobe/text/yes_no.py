@@ -40,10 +40,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import regex
 
 from babelprobe.text.evidence import Evidence
+
+if TYPE_CHECKING:
+    from babelprobe.text.segment import Token
 
 COLUMNS = ["answer", "word", "source"]
 ALWAYS = "en"  # Fig. 9's output language
@@ -108,7 +112,7 @@ def _match(folded: list[str], i: int, entries: tuple[YesNoWord, ...]) -> YesNoWo
     return None
 
 
-def _ends_clause(answer: str, found: list, folded: list[str], j: int, entries: tuple[YesNoWord, ...]) -> bool:
+def _ends_clause(answer: str, found: list[Token], folded: list[str], j: int, entries: tuple[YesNoWord, ...]) -> bool:
     """Whether the verdict word ending before found[j] is a predicate: copula words may follow it,
     then clause punctuation or the end of the answer; or a subject marker (module docstring)."""
     while j < len(found):
