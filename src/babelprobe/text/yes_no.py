@@ -8,9 +8,9 @@ Devanagari हाँ and नहीं are whole words, and the dictionary segmen
 Chinese) folded as the language folds (text.normalize.fold). English is always read too: Fig. 9
 asks for a "Single Word Output (in English)".
 
-A table row is of one of five kinds (column ``answer``):
+A table row is of one of these kinds (column ``answer``):
 
-- ``yes`` / ``no``: an answer particle (yes, ja, 是, हाँ, 아니요) or answer phrase (そうです): it
+- ``yes`` / ``no``: an answer particle (yes, ja, 对, हाँ, 아니요) or answer phrase (そうです): it
   answers the question by itself, so the first one found decides ("**Yes.**", "Output: NO - ...");
 - ``verdict-yes`` / ``verdict-no``: a verdict adjective or its negation (correct, richtig, 正确,
   सही, not correct). An adjective is a verdict only as the answer's predicate; used attributively
@@ -23,7 +23,7 @@ A table row is of one of five kinds (column ``answer``):
   clause or sentence punctuation or the end of the answer; or, in a predicate-first language,
   when a ``subject`` marker follows it (Tagalog "Tama ang sagot."). Otherwise it is no vote
   (also as the first word: "正确答案是巴黎" 'the correct answer is Paris'), and the search goes on
-  after it;
+  after it. Chinese 是/不是 are verdict rows too: 是 is also the copula (答案是巴黎);
 - ``copula``: a copula or sentence-final particle that may follow a predicate (Chinese 的 in
   答案是正确的, Hindi है, Japanese です), and ``subject``: the marker of the subject that follows
   the predicate in a predicate-first language (Tagalog ang): never a vote;
