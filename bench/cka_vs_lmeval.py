@@ -36,9 +36,10 @@ import torch  # noqa: E402
 
 from babelprobe.data.polyglot_or_not import load_cka_facts  # noqa: E402
 from babelprobe.families.cka.metrics import cka_known  # noqa: E402
-from babelprobe.models import load_backend, resolve  # noqa: E402
+from babelprobe.models import load_backend  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
 from babelprobe.families.cka.probe import CKAProbe, continuation  # noqa: E402
-from babelprobe.runner import Runner, run_probe  # noqa: E402
+from babelprobe.request_runner import Runner, run_probe  # noqa: E402
 
 
 def timed_babelprobe(backend, facts, mode: str, batch_size: int):

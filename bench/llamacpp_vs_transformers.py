@@ -20,7 +20,7 @@ import pandas as pd  # noqa: E402
 
 from babelprobe.families.cka.config import CKAConfig  # noqa: E402
 from babelprobe.models import load_backend  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 
 
 def cka_items(spec: str, limit: int, batch_size: int, out: Path) -> tuple[pd.DataFrame, float]:

@@ -38,11 +38,12 @@ from babelprobe.data.corpus import read_documents  # noqa: E402
 from babelprobe.families.memorization.corpus import sample_corpus  # noqa: E402
 from babelprobe.data.langid import FastLangdetect  # noqa: E402
 from babelprobe.families.memorization.data import load_samples  # noqa: E402
-from babelprobe.models import load_backend, resolve  # noqa: E402
+from babelprobe.models import load_backend  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
 from babelprobe.models.base import Generate, LogLikelihood, Tokenize, request_key  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 from babelprobe.families.memorization.probe import SuffixProbe, Window  # noqa: E402
-from babelprobe.runner import Runner  # noqa: E402
+from babelprobe.request_runner import Runner  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "memorization_demo.jsonl"
 

@@ -27,8 +27,8 @@ from loopback_server import ModelServer, serve  # noqa: E402
 
 from babelprobe.models import LoadOptions, load_backend  # noqa: E402
 from babelprobe.models.base import LogLikelihood  # noqa: E402
-from babelprobe.models.specs import resolve  # noqa: E402
-from babelprobe.runner import Runner  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
+from babelprobe.request_runner import Runner  # noqa: E402
 
 DEMO = ROOT / "src" / "babelprobe" / "data" / "bundled" / "polyglot_or_not_demo.jsonl"
 

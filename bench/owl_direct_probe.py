@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from babelprobe.families.owl.data import load_owl  # noqa: E402
 from babelprobe.models import load_backend  # noqa: E402
 from babelprobe.families.owl.probe import OwlProbe  # noqa: E402
-from babelprobe.runner import Runner, run_probe  # noqa: E402
+from babelprobe.request_runner import Runner, run_probe  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "owl_demo.jsonl"
 

@@ -21,7 +21,7 @@ import ray  # noqa: E402
 
 from babelprobe.families.cka.config import CKAConfig  # noqa: E402
 from babelprobe.models import load_backend  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 
 
 def main() -> None:

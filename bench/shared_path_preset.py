@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from babelprobe.families.memorization.config import MemorizationConfig  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 
 T5_VARIANTS = {
     "babelprobe (default)": {},

@@ -19,6 +19,11 @@ samples does not fit the time at hand:
 
     python bench/shared_path_scale.py --tile-report RUN_DIR --tile 1,10,100
 
+``--steps`` also takes ``load`` (reading and validating the samples file alone, the run's first
+step, in a fresh process: all at once with ``--parts none``, a language at a time with
+``language``), and ``--parts language,none`` measures both modes; every figure is also printed as
+a markdown table row (``| samples | step | parts | peak RSS | wall | CPU |``) for bench/README.md.
+
 Texts are random words (the model's memorization of them is not the point: memory and time are).
 The languages are the study's 95 (mC4's 101 less mn, la, fy, co, hmn, haw), as its code writes them.
 """
@@ -63,6 +68,13 @@ def make_inputs(folder: Path, samples: int, sentences: int, languages: list[str]
     tok.write_text("language,tokens\n" + "".join(f"{lang},{rng.uniform(0.05, 3000):.3f}\n"
                                                  for lang in languages))
     return mem, par, tok
+
+
+# the run's loading alone: every sample at once (--parts none), or checked in one pass and read back
+# one language at a time (--parts language: SampleParts)
+LOAD_ALL = "import sys; from babelprobe.families.memorization.data import load_samples; load_samples(sys.argv[1])"
+LOAD_STREAMED = ("import sys; from babelprobe.families.memorization.data import SampleParts; p = SampleParts(sys.argv[1]); "
+                 "all(p.samples(lang) is not None for lang in p.languages); p.close()")  # one part kept at a time
 
 
 def one(cmd: list[str]) -> dict:
@@ -125,6 +137,13 @@ def tile_report(run: Path, factors: list[int], keep: Path) -> None:
         print(f"x{factor:<4} {items:>7} items ({size:7.1f} MB parquet)  report: " +
               (f"peak RSS {result['peak_rss_mb']:8.1f} MB  {result['seconds']:7.1f} s wall" if "error" not in result
                else f"failed: {result['error']}"), flush=True)
+        if "error" not in result:
+            print(markdown_row(items, f"report (x{factor} tiled)", "-", result), flush=True)
+
+
+def markdown_row(items: int, step: str, parts: str, result: dict) -> str:
+    return (f"| {items:,} | {step} | {parts} | {result['peak_rss_mb']:,.0f} MB | {result['seconds']:,.1f} s | "
+            f"{result['cpu_seconds']:,.1f} s |")
 
 
 def main() -> None:
@@ -134,8 +153,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,4", help="samples per language; parallel sentences = 2x this")
     parser.add_argument("--total", default=None, help="samples in all (e.g. 2000,20000,200000), instead of --sizes")
     parser.add_argument("--steps", default="memorization,similarity,graph",
-                        help="of memorization, report (the memorization run's summary alone), similarity, graph")
-    parser.add_argument("--parts", default="language", help="language or none")
+                        help="of load (reading the samples alone), memorization, report (the memorization "
+                             "run's summary alone), similarity, graph")
+    parser.add_argument("--parts", default="language", help="language, none, or both: language,none")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--keep", default=None, help="keep the runs in this folder")
     parser.add_argument("--languages", type=int, default=95, help="the first N of the 95 (a smoke run)")
@@ -155,11 +175,13 @@ def main() -> None:
         model = tiny_model(root / "tiny-model") if args.tiny else args.model
         print(f"model {model}, device {args.device}, {len(languages)} languages, --parts {args.parts}; "
               f"load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
-        for size in sizes:
-            folder = root / f"size{size}"
+        rows = []
+        for size, parts in [(size, parts) for size in sizes for parts in args.parts.split(",")]:
+            folder = root / f"size{size}" / parts
             mem, par, tok = make_inputs(folder, size, 2 * size, languages)
-            common = ["--model", model, "--device", args.device, "--no-cache", "--parts", args.parts]
+            common = ["--model", model, "--device", args.device, "--no-cache", "--parts", parts]
             steps = {
+                "load": [sys.executable, "-c", LOAD_STREAMED if parts == "language" else LOAD_ALL, str(mem)],
                 "memorization": base + ["run", "memorization", "--data", str(mem), "--out", str(folder / "mem"),
                                         "--prefix-tokens", "20", "--suffix-tokens", "8", *common],
                 "report": base + ["report", str(folder / "mem")],
@@ -176,10 +198,15 @@ def main() -> None:
                 if "error" in result:
                     print(f"size {size}: {name} failed: {result['error']}", flush=True)
                     continue
-                items = {"memorization": len(languages) * size, "report": len(languages) * size,
-                         "similarity": len(languages) * 2 * size, "graph": len(languages)}[name]
-                print(f"size {size:>3}/lang  {name:12} {items:>6} items  peak RSS {result['peak_rss_mb']:8.1f} MB  "
-                      f"{result['seconds']:8.1f} s wall  {result['cpu_seconds']:8.1f} s CPU", flush=True)
+                items = {"load": len(languages) * size, "memorization": len(languages) * size,
+                         "report": len(languages) * size, "similarity": len(languages) * 2 * size,
+                         "graph": len(languages)}[name]
+                print(f"size {size:>3}/lang  {name:12} {items:>6} items  --parts {parts:8}  peak RSS "
+                      f"{result['peak_rss_mb']:8.1f} MB  {result['seconds']:8.1f} s wall  "
+                      f"{result['cpu_seconds']:8.1f} s CPU", flush=True)
+                rows.append(markdown_row(items, name, parts, result))
+    print("\n| samples | step | --parts | peak RSS | wall | CPU |\n|---:|---|---|---:|---:|---:|", flush=True)
+    print("\n".join(rows), flush=True)
     print(f"load {os.getloadavg()}", flush=True)
 
 

@@ -28,8 +28,9 @@ from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.families.owl.config import OwlConfig
 from babelprobe.families.similarity.config import SimilarityConfig
 from babelprobe.models import LoadOptions, load_backend
-from babelprobe.models.specs import resolve
-from babelprobe.pipeline import read_run, run
+from babelprobe.models.weights import resolve
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import read_run
 from babelprobe.report.html import run_report
 from loopback_server import FaultProxy, ModelServer, serve
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from packaging.requirements import Requirement
 
-from babelprobe.analysis.bootstrap import bootstrap_ci
+from babelprobe.analysis import bootstrap
+from babelprobe.analysis.bootstrap import bootstrap_ci, cluster_ratio_ci
 from babelprobe.families.cka.analysis import summarise_cka
 from babelprobe.families.owl.analysis import summarise_owl
 
@@ -106,3 +108,46 @@ def test_paired_cells_match_items_and_leave_out_the_unmatched():
     assert (overall.low, overall.high) == (pytest.approx(100 * expected.low), pytest.approx(100 * expected.high))
     assert (cells["en"].matched, cells["en"].difference) == (3, pytest.approx(100 / 3))
     assert (cells["de"].matched, cells["de"].difference, cells["de"].degenerate) == (1, 100.0, True)
+
+
+# --- bounded resampling (issue 31): batches of at most RESAMPLE_ELEMENTS, same interval as one batch
+
+def _plain_bootstrap(values, n_resamples: int, seed: int) -> tuple[float, float]:
+    """scipy's bootstrap with every resample in one batch: the interval without any bounding."""
+    from scipy import stats
+
+    result = stats.bootstrap((np.asarray(values, dtype=float),), np.mean, n_resamples=n_resamples,
+                             confidence_level=0.95, method="percentile", vectorized=True, batch=None,
+                             rng=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+@pytest.mark.parametrize("n, seed", [(7, 0), (501, 3), (4_999, 0), (12_345, 11)])
+def test_bounded_bootstrap_equals_the_plain_one(n, seed, monkeypatch):
+    rng = np.random.default_rng(n)
+    values = np.where(rng.random(n) < 0.3, rng.normal(-40, 9, n), 0.0)  # PM-like: many ties, a long tail
+    monkeypatch.setattr(bootstrap, "RESAMPLE_ELEMENTS", 10_000)  # many batches, some of one resample
+    bounded = bootstrap_ci(values, n_resamples=600, seed=seed)
+    assert (bounded.low, bounded.high) == _plain_bootstrap(values, 600, seed)  # exactly, not approximately
+
+
+def test_cluster_bootstrap_is_the_same_in_bounded_batches(monkeypatch):
+    rng = np.random.default_rng(5)
+    num, den = rng.integers(0, 4, 300).astype(float), rng.integers(0, 3, 300).astype(float)
+    monkeypatch.setattr(bootstrap, "RESAMPLE_ELEMENTS", 10**9)
+    plain = cluster_ratio_ci(num, den, n_resamples=800, seed=2)
+    monkeypatch.setattr(bootstrap, "RESAMPLE_ELEMENTS", 1_000)
+    assert cluster_ratio_ci(num, den, n_resamples=800, seed=2) == plain
+
+
+def test_bootstrap_memory_does_not_grow_with_the_sample():
+    """The resample batch is capped in elements, not in resamples: 50k values take ~16 MB of
+    indices and values at a time (a 20M-element batch took ~450 MB, from 2,000 values on)."""
+    import tracemalloc
+
+    values = np.random.default_rng(0).normal(size=50_000)
+    tracemalloc.start()
+    bootstrap_ci(values, n_resamples=2_000)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 4 * bootstrap.RESAMPLE_ELEMENTS * 8 + values.nbytes  # a few arrays of one batch's size

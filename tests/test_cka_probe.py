@@ -9,7 +9,7 @@ import pytest
 from babelprobe.data.polyglot_or_not import CKAFact, load_cka_facts
 from babelprobe.models.base import LogLikelihood, LogLikelihoodResult, NextToken, NextTokenResult
 from babelprobe.families.cka.probe import CKAProbe
-from babelprobe.runner import Runner, run_probe
+from babelprobe.request_runner import Runner, run_probe
 
 
 def fact(**over) -> CKAFact:

@@ -235,7 +235,7 @@ def test_report_of_a_cka_run_and_compare_refusals(tmp_path):
     assert same.exit_code == 0 and "B - A on the same facts" in same.output, same.output
     refused(["compare", str(run), str(tmp_path / "nowhere")], "no such run directory")
     refused(["size-curve", str(run), "--out", str(tmp_path / "c.png")], "not an eclektic run (cka)")
-    # the multi-run commands of every family read their runs through one runs.read_runs
+    # the multi-run commands of every family read their runs through one stored_runs.read_runs
     refused(["memorization", "compare", str(run), str(run)], "not a memorization run (cka)")
     refused(["owl", "quantization", str(run), str(run)], "not an owl run (cka)")
     refused(["memorization", "compare", str(tmp_path / "nowhere"), str(run)], "no such run directory")

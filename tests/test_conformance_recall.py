@@ -27,7 +27,23 @@ REQUIRED = ("en", "de", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "pt", "z
 
 
 # Rows the layer still reads wrong (lang-review, issue 27): strict, so a fix must take its row out.
-STILL_WRONG: dict[tuple[str, str], str] = {}
+_TRADITIONAL = ("hanziconv folds whole texts to simplified, so two distinct traditional characters that share one "
+                "simplified form (髮/發 -> 发, 乾/幹 -> 干, 鍾/鐘 -> 钟) become one; a one-way comparison (a character "
+                "equals its own simplified form, never a sibling) needs both spellings kept (lang-guard)")
+# issue 27's ten recall classes are fixed at their mechanism (lang-mech); guard rows (lang-guard) still wrong:
+_RANGE_WITH_COUNTER = ("a gold range written against its counter (1914–1918年) is one whole unit, so its 年 is not "
+                       "counted apart as footnote 7 counts each ideograph: a prediction without the range scores 0, "
+                       "not the 0.5 of 年 (an under-count, never a wrong YES)")
+STILL_WRONG: dict[tuple[str, str], str] = {
+    ("fi", "Mattila"): "the generic ending rule (agglutinative: up to 4 letters, text/data/languages.tsv) accepts "
+                       "Matti + -la; Finnish has no listed strong-grade endings yet to replace it",
+    ("ja", "1918年から1914年まで"): _RANGE_WITH_COUNTER,
+    ("zh", "1918年至1914年"): _RANGE_WITH_COUNTER,
+    ("zh", "1914年或1918年"): _RANGE_WITH_COUNTER,
+    ("zh", "髮"): _TRADITIONAL,
+    ("zh", "乾"): _TRADITIONAL,
+    ("zh", "鍾"): _TRADITIONAL,
+}
 
 
 @pytest.mark.parametrize("case", case_params(OPERATIONS))

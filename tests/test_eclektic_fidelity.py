@@ -65,7 +65,7 @@ def test_missing_target_context_while_judging_is_a_dataset_error(tmp_path):
         load_eclektic(path, need_target_context=True)
     assert f"{path}, row 2, field 'context': no 'en' context for question 'a'" in str(info.value)
     # the run refuses before loading any model or creating the run directory
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     config = EclekticConfig(data=path, judges=[SMOLLM2], out=tmp_path / "run", cache=None)
     with pytest.raises(DatasetError, match="row 2, field 'context'"):
@@ -159,7 +159,7 @@ def test_summary_and_terminal_table_show_the_bootstrap_intervals():
 
 @pytest.mark.slow
 def test_two_questions_end_to_end_store_raw_and_cut_answers(tmp_path, gemma, smollm2):
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     config = EclekticConfig(data=DEMO_ECLEKTIC, judges=[SMOLLM2], limit=2, max_tokens=24, out=tmp_path / "run",
                             cache=tmp_path / "c.sqlite", figures=False)
@@ -183,7 +183,7 @@ def test_two_questions_end_to_end_store_raw_and_cut_answers(tmp_path, gemma, smo
 
 @pytest.mark.slow
 def test_chat_flag_overrides_the_automatic_choice(tmp_path, gemma):
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     # --no-chat on an instruct model: plain prompt, first line only
     out = tmp_path / "nochat"

@@ -106,7 +106,7 @@ def test_rescore_official_format(tmp_path):
 
 @pytest.mark.slow
 def test_run_with_judge_on_bundled_models(tmp_path, gemma, smollm2):
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     # the judge's known-wrong controls have their own test on the bundled judge (test_judge_check.py)
     config = EclekticConfig(data=DEMO_ECLEKTIC, settings=["closed-book", "open-book"], judges=[

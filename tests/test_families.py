@@ -8,7 +8,8 @@ from typer.testing import CliRunner
 
 from babelprobe.cli import app
 from babelprobe.families import FAMILIES, family_names, get_family
-from babelprobe.pipeline import read_run, run
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import read_run
 
 pytestmark = pytest.mark.slow
 cli = CliRunner()

@@ -14,7 +14,7 @@ from huggingface_hub import constants
 
 import babelprobe.models.base as base
 from babelprobe.models.hf import BACKEND_REVISION
-from babelprobe.models.specs import resolve
+from babelprobe.models.weights import resolve
 
 SHA_A, SHA_B = "a" * 40, "b" * 40
 
@@ -121,7 +121,12 @@ REQUEST_DEFINITIONS = (
 # equal to rounding: test_scoring_speed.py pins them against the plain full log_softmax to 1e-4)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by
 # characters before tokenizing it: only inputs too long for any context, which error either way)
-PINNED = (2, "a193e8ff643a8b33bcc7bdbc847bcce9b190ce52769ee26ffe8935499322d67c")
+# (same revision, new hash: ForwardStats, head_normalisers and vocab_moments moved verbatim from hf.py
+# into models/transformers_helpers.py, hf.py's packing re-export dropped; no scoring code changed)
+# (same revision, new hash: type annotations only (issue 28): LogLikelihood.texts/ids typed accessors,
+# GenerateResult.finish_reason's FinishReason alias, packing.py's find/append split into plain
+# statements, hf.py's moments list filled where asked; no answer changed)
+PINNED = (2, "dd185c028d11e72fe35351bbab2213f7afa5c80dd3b41a5c6ab5a7aca70b6f5c")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -156,7 +161,9 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # (same revision, new hash: hf.py's head_normalisers, issue 31, which the encoder-decoder backend
 # does not call)
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by characters)
-PINNED_SEQ2SEQ = (1, "b2071906adbce50d713206845e2a9d45d91a3d4ef8fe9a38374c381a2ea45c4c")
+# (same revision, new hash: ForwardStats and hf.py's helpers moved verbatim into transformers_helpers.py)
+# (same revision, new hash: type annotations only: LogLikelihood.texts/ids, seq2seq's _prompt_ids)
+PINNED_SEQ2SEQ = (1, "9b23bd8d284e308125bde60f55a80e23ba0359302f13b8aa3975f7d068753a4c")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

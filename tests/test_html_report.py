@@ -18,7 +18,8 @@ from babelprobe.families import FAMILIES, family_names, get_family
 from babelprobe.families.owl.analysis import Cell
 from babelprobe.cli import app
 from babelprobe.families.memorization.config import MemorizationConfig
-from babelprobe.pipeline import read_run, run
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import read_run
 from babelprobe.families.cka.probe import CKARecord
 from babelprobe.families.eclektic.probe import EclekticRecord
 from babelprobe.families.memorization.probe import MemorizationRecord

@@ -66,7 +66,7 @@ def test_bundled_judge_is_flagged(tmp_path, gemma, smollm2):
     """The bundled 135M judge on the 2 demo questions asked in ja and zh (4 answers, 12
     controls): it says YES to the question repeated as the answer, and the run says so in
     summary.json, the terminal and the HTML."""
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
     from babelprobe.report.html import run_report
 
     config = EclekticConfig(langs=["ja", "zh"], limit=2, max_tokens=8, judges=[JUDGE], settings=["closed-book"],
@@ -79,7 +79,7 @@ def test_bundled_judge_is_flagged(tmp_path, gemma, smollm2):
     assert repeated["judged"] == 4 and repeated["accepted"] > 0, check
     assert any("accepts known-wrong answers: question repeated" in w for w in check["warnings"])
     console = Console(record=True, width=200)
-    from babelprobe.runs import read_run
+    from babelprobe.stored_runs import read_run
 
     stored = read_run(out)
     print_eclektic_summary(stored.summary, stored.manifest, console)

@@ -18,13 +18,13 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "babelprobe"
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: list[list[str]] = [
     # text: the language layer (babelprobe.text), generic, below data/, analysis/ and the families
-    ["versions", "text", "languages", "segmenters", "affixes", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "data.releases", "analysis",
+    ["versions", "text", "languages", "redaction", "data", "data.validation", "data.tables", "data.perturbations", "data.langid", "data.releases", "analysis",
      "models.base"],
     ["models", "store", "config", "data.fetch"],
     ["report", "report.sections", "report.figures", "report.terminal", "report.lang_family", "commands"],
-    ["families.base", "families", "runs", "runner", "executors"],
+    ["families.base", "families", "stored_runs", "request_runner", "executors"],
     ["families.*"],  # one folder per family
-    ["pipeline", "report.html", "report.export", "suite"],
+    ["execute_run", "report.html", "report.export", "suite"],
     ["cli", "cli_options", "suite_cli", "__main__", "__init__"],
 ]
 
@@ -134,7 +134,7 @@ def test_no_module_level_import_below_code():
 def test_the_language_layer_imports_only_the_lowest_layer():
     """babelprobe.text is called by every family and by data/: it imports nothing above itself
     (no data/, models, analysis, report, family)."""
-    allowed = {"text", "languages", "segmenters", "versions"}
+    allowed = {"text", "languages", "versions"}
     bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted((SRC / "text").rglob("*.py"))
            for line, target in imports(path) if target.split(".")[0] not in allowed]
     assert bad == []
@@ -144,7 +144,7 @@ def test_generic_modules_do_not_import_a_family_folder():
     bad = [f"{path.relative_to(SRC)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
            if not module_name(path).startswith("families.") and module_name(path) not in ("__init__",)
            for line, target in imports(path)
-           if layer_of(target) == layer_of("families.x") and layer_of(module_name(path)) < layer_of("pipeline")]
+           if layer_of(target) == layer_of("families.x") and layer_of(module_name(path)) < layer_of("execute_run")]
     assert bad == []
 
 

@@ -20,10 +20,10 @@ from babelprobe.families.eclektic.config import EclekticConfig  # noqa: E402
 from babelprobe.models import LoadOptions, load_backend  # noqa: E402
 from babelprobe.models.base import ChatMessage, Generate, RequestFailure  # noqa: E402
 from babelprobe.models.cache import ResponseCache  # noqa: E402
-from babelprobe.models.openai_backend import DetectionError  # noqa: E402
+from babelprobe.models.openai_capabilities import DetectionError  # noqa: E402
 from babelprobe.models.retry import ModelChanged  # noqa: E402
-from babelprobe.models.specs import BUNDLED  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.models.weights import BUNDLED  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 from llama_server import LlamaServer  # noqa: E402
 from loopback_server import FaultProxy, serve  # noqa: E402
 

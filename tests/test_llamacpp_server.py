@@ -14,7 +14,7 @@ pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python's server ne
 from babelprobe.models import LoadOptions, load_backend  # noqa: E402
 from babelprobe.models.base import LogLikelihood  # noqa: E402
 from babelprobe.models.registry import UnsupportedKind, check_supported  # noqa: E402
-from babelprobe.models.specs import BUNDLED  # noqa: E402
+from babelprobe.models.weights import BUNDLED  # noqa: E402
 from llama_server import llama_server  # noqa: E402
 
 pytestmark = pytest.mark.slow

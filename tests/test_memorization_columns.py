@@ -21,8 +21,8 @@ from babelprobe.families.memorization.analysis import (
 )
 from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.families.memorization.family import MemorizationFamily
-from babelprobe.pipeline import run
-from babelprobe.runs import read_run
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import read_run
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ from babelprobe.families.memorization.metrics import (
     bleu,
     exact_match,
     exact_ratio,
-    lcs_length,
     min_k_prob,
     rm_units,
     rouge_l,
@@ -27,6 +26,7 @@ from babelprobe.families.memorization.metrics import (
 )
 from babelprobe.models.base import ChatMessage, Generate, HiddenStates, LogLikelihood, NextToken, request_key
 from babelprobe.models.base import Tokenize, TokenizeResult
+from babelprobe.text.tokenize import lcs_length
 from babelprobe.families.memorization.probe import SpanProbe, SuffixProbe, Window, window_start
 from babelprobe.families.memorization.span_corruption import corrupt, noise_spans, span_exact_match
 

@@ -12,7 +12,7 @@ import torch
 
 from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.models.base import Generate, LogLikelihood, Tokenize
-from babelprobe.pipeline import run
+from babelprobe.execute_run import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "memorization_demo.jsonl"
 

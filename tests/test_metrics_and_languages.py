@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from babelprobe.languages import detect_script, joins_without_space
+from babelprobe.text.scripts import detect_script
+from babelprobe.text.units import joins_without_space
 from babelprobe.families.cka.metrics import cka_known, cka_log_ratio, log_mean_exp
 
 

@@ -1,4 +1,4 @@
-"""Issue 15, backend side: the model spec parsed once (models/spec.py), backend settings through
+"""Issue 15, backend side: the model spec parsed once (models/model_spec.py), backend settings through
 `--model-arg KEY=VALUE` validated against the backend's options model (flags kept as aliases),
 the `models` table from the registry, and a backend registered by entry point from outside src/."""
 
@@ -15,9 +15,9 @@ from babelprobe.cli import app
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import Generate
-from babelprobe.models.registry import KIND_ORDER, all_backends, backend_for_scheme
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import resolve
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.registry import KIND_ORDER, all_backends, backend_for_scheme, validate_model_args
+from babelprobe.models.weights import resolve
 
 cli = CliRunner()
 
@@ -50,7 +50,7 @@ def test_flags_are_aliases_of_model_args_and_defaults_live_in_the_options_model(
     assert config.load_options().model_args == {"concurrency": 16, "base_url": "http://127.0.0.1:1/v1"}
     explicit = CKAConfig(model="openai:m", concurrency=16, model_args=["concurrency=4", "scoring=echo"], out=Path("x"))
     assert explicit.load_options().model_args == {"concurrency": "4", "scoring": "echo"}  # --model-arg wins
-    options = LoadOptions(model_args=explicit.load_options().model_args).backend_options("openai:m")
+    options = validate_model_args(backend_for_scheme("openai"), explicit.load_options().model_args)
     assert (options.concurrency, options.scoring, options.timeout, options.max_retries) == (4, "echo", 120.0, 5)
     # the openai: flags are ignored by other backends, as before
     assert CKAConfig(model="bundled:gemma-3-270m", concurrency=3, out=Path("x")).load_options().model_args == {}
@@ -97,7 +97,7 @@ PLUGIN = '''
 
     from babelprobe.models.base import Fingerprint, GenerateResult
     from babelprobe.models.registry import BackendInfo, BackendOptions
-    from babelprobe.models.spec import ModelSpec
+    from babelprobe.models.model_spec import ModelSpec
 
 
     class ReverseOptions(BackendOptions):

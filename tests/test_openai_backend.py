@@ -20,11 +20,14 @@ import pytest
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, LogLikelihood, NextToken, RequestFailure
-from babelprobe.models.openai_backend import OpenAIBackend, OpenAIOptions, backoff_delay, parse_retry_after, public_url
+from babelprobe.models.http import public_url
+from babelprobe.models.openai_backend import OpenAIBackend, OpenAIOptions
+from babelprobe.models.retry import backoff_delay, parse_retry_after
 from babelprobe.models.registry import UnsupportedKind, check_supported
-from babelprobe.models.specs import resolve
-from babelprobe.pipeline import RunError, run
-from babelprobe.models.openai_backend import ECHO_CHECKS
+from babelprobe.models.weights import resolve
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import RunError
+from babelprobe.models.openai_capabilities import ECHO_CHECKS
 from loopback_server import FaultProxy, ModelServer, _Quiet, serve
 
 DEMO_CKA = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "polyglot_or_not_demo.jsonl"

@@ -15,9 +15,9 @@ from babelprobe.cli import app
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, RequestFailure
-from babelprobe.models.openai_backend import DetectionError
-from babelprobe.pipeline import run
-from babelprobe.runner import Runner
+from babelprobe.models.openai_capabilities import DetectionError
+from babelprobe.execute_run import run
+from babelprobe.request_runner import Runner
 from loopback_server import ModelServer, serve
 
 pytestmark = pytest.mark.slow

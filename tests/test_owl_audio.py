@@ -18,7 +18,8 @@ from babelprobe.families.owl.audio import MANIFEST, Synthesiser, read_manifest, 
 from babelprobe.families.owl.config import DEMO_OWL, OwlConfig
 from babelprobe.families.owl.data import load_owl
 from babelprobe.models import speech
-from babelprobe.pipeline import RunError, run
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import RunError
 from babelprobe.store import read_items
 from tiny_models import DECODER, save_tiny, tiny_model, tiny_tokenizer
 

@@ -7,8 +7,9 @@ import pytest
 from babelprobe.data.perturbations import MASK, mask_and_shuffle, mask_names, shuffle_words
 from babelprobe.families.owl.metrics import (
     bleu, chrf, direct_probe_correct, name_candidates, name_cloze_correct, parse_name, parse_title_author,
-    rouge_l, script_tokens, similarity, split_passage, trim_echo,
+    script_tokens, similarity, split_passage, trim_echo,
 )
+from babelprobe.text.tokenize import rouge_l_text as rouge_l
 
 
 @pytest.mark.parametrize("text,expected", [

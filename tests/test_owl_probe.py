@@ -153,7 +153,7 @@ def test_rescore_release_files(tmp_path):
 
 @pytest.mark.slow
 def test_run_report_and_compare_on_bundled_model(tmp_path, gemma):
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     config = OwlConfig(data=DEMO_OWL, limit=2, seed=1, out=tmp_path / "run", cache=tmp_path / "c.sqlite",
                        max_tokens=12, prefix_max_tokens=16, bootstrap_resamples=500)

@@ -10,7 +10,7 @@ import pytest
 
 from babelprobe.families.owl.presence import (LocalIndex, Passage, PresenceError, build_index, load_passages,
                                               match_counts, run_presence, windows)
-from babelprobe.languages import unit_spans
+from babelprobe.text.units import unit_spans
 
 
 def _words(rng: random.Random, n: int, alphabet: str = "abcdefghijklmnopqrstuvwxyz") -> list[str]:

@@ -9,8 +9,8 @@ import re
 
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.models.base import Tokenize
-from babelprobe.pipeline import run
-from babelprobe.runner import LineProgress, Runner
+from babelprobe.execute_run import run
+from babelprobe.request_runner import LineProgress, Runner
 
 
 class Clock:

@@ -23,8 +23,8 @@ from babelprobe.executors import RayExecutor  # noqa: E402
 from babelprobe.models.base import Generate, LogLikelihood, NextToken  # noqa: E402
 from babelprobe.models.cache import ResponseCache  # noqa: E402
 from babelprobe.models.registry import LoadOptions  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
-from babelprobe.runner import Runner  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
+from babelprobe.request_runner import Runner  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

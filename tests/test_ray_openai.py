@@ -1,7 +1,7 @@
 """``openai:`` with ``--executor ray`` (issue 17, point 5): the replicas get the API key variable the
-run names (--api-key-env) and the other variables of executors.SECRET_ENV as an argument of their
-constructor, in memory (Ray's runtime-env agent logs runtime_env env_vars in plain text, so only
-executors.PLAIN_ENV go there): the key is found in no file of the Ray session.
+run names (--api-key-env) and the other secret variables the openai: entry declares
+(BackendInfo.replica_env) as an argument of their constructor, in memory (Ray's runtime-env agent
+logs runtime_env env_vars in plain text, so only the plain ones go there): the key is found in no file of the Ray session.
 
 A real Ray cluster on this machine (``ray.cluster_utils.Cluster``) started *before* the key is
 exported, as a cluster started by ``ray start`` earlier or on other machines: its workers do not
@@ -20,8 +20,8 @@ ray = pytest.importorskip("ray")
 from babelprobe.families.cka.config import CKAConfig  # noqa: E402
 from babelprobe.executors import replica_env  # noqa: E402
 from babelprobe.models.registry import LoadOptions  # noqa: E402
-from babelprobe.models.specs import resolve  # noqa: E402
-from babelprobe.pipeline import run  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
+from babelprobe.execute_run import run  # noqa: E402
 from loopback_server import ModelServer, serve  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ def test_replica_env_names_the_key_variable_and_only_set_ones(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "another-key")  # not the variable this run names: stays behind
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    env = replica_env(LoadOptions(model_args={"api_key_env": "MY_KEY_VAR"}))
+    env = replica_env("openai:m", LoadOptions(model_args={"api_key_env": "MY_KEY_VAR"}))
     assert env.secret == {"MY_KEY_VAR": "k1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     assert env.plain.get("HF_HUB_OFFLINE") == "1" and "MY_KEY_VAR" not in env.plain
     assert "k1" not in repr(env)

@@ -47,7 +47,7 @@ def test_redact_text_finds_urls_and_registered_secrets():
 
 @pytest.mark.slow
 def test_no_secret_in_run_folder_cache_logs_or_suite(smollm2, tmp_path, monkeypatch, capsys, caplog):
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
     from babelprobe.suite import PairResult, _differences
     from loopback_server import FaultProxy, ModelServer, serve
 

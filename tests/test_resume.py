@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from babelprobe.families.cka.config import CKAConfig
-from babelprobe.pipeline import run
+from babelprobe.execute_run import run
 from babelprobe.store import read_manifest
 
 pytestmark = pytest.mark.slow

@@ -26,7 +26,7 @@ def test_a_model_that_does_not_load_leaves_no_run_folder(tmp_path: Path):
 
 @pytest.mark.parametrize("cache", [True, False])
 def test_ctrl_c_prints_one_line_and_leaves_no_empty_folder(tmp_path: Path, monkeypatch, cache: bool):
-    import babelprobe.pipeline as pipeline
+    import babelprobe.execute_run as pipeline
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt  # Ctrl-C while the model loads

@@ -6,7 +6,7 @@ import pytest
 
 from babelprobe.models.base import LogLikelihood, NextToken, request_key
 from babelprobe.models.cache import ResponseCache
-from babelprobe.runner import Runner, collate
+from babelprobe.request_runner import Runner, collate
 
 pytestmark = pytest.mark.slow
 

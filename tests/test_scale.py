@@ -19,7 +19,7 @@ from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.families.similarity.config import SimilarityConfig
 from babelprobe.families.similarity.signals import read_memorization
 from babelprobe.models import load_backend
-from babelprobe.pipeline import run
+from babelprobe.execute_run import run
 from babelprobe.store import read_manifest
 from edit_distance import levenshtein
 from tiny_models import DECODER, WORDS, save_tiny, tiny_model

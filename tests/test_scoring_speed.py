@@ -12,8 +12,8 @@ import torch
 
 from babelprobe.data.polyglot_or_not import CKAFact, load_cka_facts
 from babelprobe.families.cka.probe import CKAProbe, continuation
-from babelprobe.models.hf import head_normalisers
-from babelprobe.runner import Runner, run_probe
+from babelprobe.models.transformers_helpers import head_normalisers
+from babelprobe.request_runner import Runner, run_probe
 
 # Chinese and Japanese objects follow their stem without a space; Cyrillic and Latin with one
 EXTRA_FACTS = [

@@ -18,9 +18,8 @@ from babelprobe.data.polyglot_or_not import load_cka_facts
 from babelprobe.families.eclektic.data import EclekticRow
 from babelprobe.families.owl.data import OwlItem, load_owl
 from babelprobe.data.perturbations import MASK, NameNotMaskable, mask_names, shuffle_words
-from babelprobe.languages import (
-    SCRIPTS, char_script, detect_script, is_unspaced, joins_without_space, language_script, text_units,
-)
+from babelprobe.text.scripts import SCRIPTS, char_script, detect_script, is_unspaced, language_script
+from babelprobe.text.units import joins_without_space, text_units
 from babelprobe.families.eclektic.metrics import word_recall, words_of
 from babelprobe.text.segment import word_count
 from babelprobe.families.owl.metrics import name_candidates, name_cloze_correct, script_tokens, split_passage

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from babelprobe.models.base import LogLikelihood
-from babelprobe.models.hf import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
+from babelprobe.models.packing import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
 
 STEM = (2, 10, 11, 12)
 

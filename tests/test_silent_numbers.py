@@ -16,7 +16,7 @@ import pytest
 from babelprobe.families.owl.analysis import error_category
 from babelprobe.families.owl.data import OwlItem
 from babelprobe.data.perturbations import MASK, NameNotMaskable, mask_names, shuffle_units, shuffle_words
-from babelprobe.languages import join_units, text_units
+from babelprobe.text.units import join_units, text_units
 from babelprobe.families.eclektic.metrics import word_recall
 from babelprobe.families.owl.metrics import (
     HONORIFICS_BY_LANGUAGE, is_honorific, name_candidates, name_cloze_correct, script_tokens, split_passage,
@@ -111,7 +111,7 @@ def test_unspaced_scripts_are_cut_into_dictionary_words():
     assert text_units("吾輩は猫である。名前はまだ無い。") == ["吾輩", "は", "猫", "で", "ある", "。", "名前", "は", "まだ", "無い", "。"]
     assert text_units("我爱北京天安门") == ["我", "爱", "北京", "天安门"]
     assert "東京" in text_units("東京に行きます")
-    from babelprobe.segmenters import run_language
+    from babelprobe.text.dictionary import run_language
 
     # Han is Japanese in a text with kana or when the caller says so, else Chinese
     assert run_language("Han", "東京に行きます") == "ja" and run_language("Han", "東京都庁", "ja") == "ja"
@@ -147,7 +147,7 @@ def test_prefix_probe_counts_and_splits_words():
 
 
 def test_a_script_without_segmenter_is_said_once_never_silently():
-    from babelprobe import segmenters
+    from babelprobe.text import dictionary as segmenters
 
     segmenters._RECORDED.pop("Tibetan", None)
     with warnings.catch_warnings(record=True) as caught:
@@ -166,7 +166,7 @@ def test_a_script_without_segmenter_is_said_once_never_silently():
 
 
 def test_a_missing_segmenter_package_is_recorded(monkeypatch):
-    from babelprobe import segmenters
+    from babelprobe.text import dictionary as segmenters
 
     def absent():
         raise ImportError("No module named 'pythainlp'")

@@ -19,7 +19,8 @@ from babelprobe.data.validation import DatasetError
 from babelprobe.families.similarity.subspace import language_similarity
 from babelprobe.models.base import HiddenStates
 from babelprobe.families.similarity.family import resolve_layers
-from babelprobe.pipeline import read_run, run
+from babelprobe.execute_run import run
+from babelprobe.stored_runs import read_run
 from babelprobe.families.similarity.probe import SentenceEmbedding
 
 

@@ -24,7 +24,7 @@ from babelprobe.cli import app
 from babelprobe.families.cka.config import CKAConfig
 from babelprobe.families.memorization.config import MemorizationConfig
 from babelprobe.families.owl.config import OwlConfig
-from babelprobe.pipeline import run
+from babelprobe.execute_run import run
 from babelprobe.suite import REQUESTS_FILE, SuiteError, load_suite, run_suite, statuses
 from test_resume import cached_rows
 

@@ -15,13 +15,12 @@ from rouge_score import rouge_scorer
 from babelprobe.data.perturbations import ControlNotPossible, shuffle_units
 from babelprobe.families.memorization.metrics import rouge_l as memorization_rouge_l
 from babelprobe.families.owl.data import OwlItem
-from babelprobe.families.owl.metrics import rouge_l as owl_rouge_l
 from babelprobe.families.owl.metrics import split_passage
 from babelprobe.families.owl.probe import OwlProbe
 from babelprobe.text import Evidence, Unsure, profile, tokens, word_count, words
 from babelprobe.text.evidence import evidence_from_json, evidence_json
 from babelprobe.text.segment import segmentation_flag
-from babelprobe.text.tokenize import script_tokens
+from babelprobe.text.tokenize import rouge_l_text, script_tokens
 
 try:  # the optional `icu` extra (Lao, Khmer, Burmese dictionary word break)
     import icu  # noqa: F401
@@ -145,7 +144,7 @@ def test_one_rouge_l_equals_rouge_score_with_the_script_tokenizer(hypothesis, re
             return script_tokens(text)
 
     expected = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Tokenizer()).score(reference, hypothesis)["rougeL"].fmeasure
-    assert owl_rouge_l(hypothesis, reference) == expected
+    assert rouge_l_text(hypothesis, reference) == expected
     assert memorization_rouge_l(script_tokens(hypothesis), script_tokens(reference)) == expected
 
 

@@ -11,7 +11,7 @@ import pytest
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models.base import ChatMessage, Generate, HiddenStates, LogLikelihood, NextToken, RequestFailure
 from babelprobe.models.registry import UnsupportedKind, check_supported
-from babelprobe.models.specs import resolve
+from babelprobe.models.weights import resolve
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ if not torch.cuda.is_available() or importlib.util.find_spec("vllm") is None:
 
 from babelprobe.models import LoadOptions, load_backend  # noqa: E402
 from babelprobe.models.base import Generate, LogLikelihood  # noqa: E402
-from babelprobe.models.specs import resolve  # noqa: E402
+from babelprobe.models.weights import resolve  # noqa: E402
 
 pytestmark = pytest.mark.slow
 DEMO = Path(__file__).resolve().parents[1] / "src" / "babelprobe" / "data" / "bundled" / "polyglot_or_not_demo.jsonl"

@@ -16,7 +16,7 @@ import pytest
 from babelprobe.models import LoadOptions, load_backend
 from babelprobe.models import memory
 from babelprobe.models.base import LogLikelihood, RequestFailure
-from babelprobe.models.specs import resolve
+from babelprobe.models.weights import resolve
 
 pytestmark = pytest.mark.slow
 
@@ -150,24 +150,25 @@ def test_driver_view_loads_no_engine(fake, tmp_path, monkeypatch):
 
 
 def test_pipeline_asks_for_a_view_only_under_ray(monkeypatch, tmp_path):
-    from babelprobe import pipeline
+    from babelprobe import execute_run
     from babelprobe.families.cka.config import CKAConfig
 
     asked = []
 
     def fake_load(spec, config, view=False):
         asked.append((spec, view))
-        raise pipeline.RunError("stop here")
+        raise execute_run.RunError("stop here")
 
-    monkeypatch.setattr(pipeline, "load_model", fake_load)
+    monkeypatch.setattr(execute_run, "load_model", fake_load)
     for executor in ("local", "ray"):
-        with pytest.raises(pipeline.RunError):
-            pipeline.run(CKAConfig(model="vllm:org/model", out=tmp_path / executor, cache=None, executor=executor))
+        with pytest.raises(execute_run.RunError):
+            execute_run.run(CKAConfig(model="vllm:org/model", out=tmp_path / executor, cache=None, executor=executor))
     assert asked == [("vllm:org/model", False), ("vllm:org/model", True)]
 
 
 def test_hf_model_placed_where_there_is_room_or_refused(smollm2, monkeypatch):
-    from babelprobe.pipeline import RunError, load_model
+    from babelprobe.execute_run import load_model
+    from babelprobe.stored_runs import RunError
     from babelprobe.families.eclektic.config import EclekticConfig
 
     need = 3 * GIB
@@ -188,7 +189,7 @@ def test_a_kept_view_is_not_used_for_a_local_run(fake, tmp_path, monkeypatch):
     """A caller's backends dict holding the view of an --executor ray run: a local run loads the
     engine instead of recording every item as an error."""
     from babelprobe.families.eclektic.config import EclekticConfig
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     path = model_dir(tmp_path, fake, None)
     spec = f"vllm:{path}"

@@ -8,8 +8,9 @@ use (``import babelprobe`` stays light); everything else is private to its modul
     stored = read_run(outcome.out)          # summary recomputed from items.parquet
 
 A family in another package subclasses ``Family`` and registers it under the entry point group
-``babelprobe.families`` (see docs/ARCHITECTURE.md, "How to add a probe family"); a backend, under
-``babelprobe.backends``.
+``babelprobe.families`` (see docs/ARCHITECTURE.md, "How to add a probe family"); a backend is
+one module plus one ``BackendInfo`` registered under ``babelprobe.backends`` ("How to add a
+backend").
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # running and reading runs
-    "run": "babelprobe.pipeline", "RunOutcome": "babelprobe.pipeline", "load_items": "babelprobe.families.base",
-    "read_run": "babelprobe.runs", "StoredRun": "babelprobe.runs", "RunError": "babelprobe.runs",
+    "run": "babelprobe.execute_run", "RunOutcome": "babelprobe.execute_run", "load_items": "babelprobe.families.base",
+    "read_run": "babelprobe.stored_runs", "StoredRun": "babelprobe.stored_runs", "RunError": "babelprobe.stored_runs",
     "Manifest": "babelprobe.store", "read_items": "babelprobe.store",
     # configs
     "RunOptions": "babelprobe.config", "option": "babelprobe.config", "comma_list": "babelprobe.config",
@@ -36,14 +37,21 @@ _EXPORTS: dict[str, str] = {
     "BundledDataset": "babelprobe.families.base", "DemoRun": "babelprobe.families.base",
     "CommandRoot": "babelprobe.families.base", "sample_groups": "babelprobe.families.base",
     "get_family": "babelprobe.families", "family_names": "babelprobe.families",
-    "Probe": "babelprobe.runner", "Outcome": "babelprobe.runner",
+    "Probe": "babelprobe.request_runner", "Outcome": "babelprobe.request_runner",
     # backends and request kinds
     "Backend": "babelprobe.models.base", "Fingerprint": "babelprobe.models.base",
     "Request": "babelprobe.models.base", "Response": "babelprobe.models.base",
     "Generate": "babelprobe.models.base", "LogLikelihood": "babelprobe.models.base",
     "NextToken": "babelprobe.models.base", "HiddenStates": "babelprobe.models.base",
     "Tokenize": "babelprobe.models.base", "ChatMessage": "babelprobe.models.base",
+    "GenerateResult": "babelprobe.models.base", "LogLikelihoodResult": "babelprobe.models.base",
+    "NextTokenResult": "babelprobe.models.base", "HiddenStatesResult": "babelprobe.models.base",
+    "TokenizeResult": "babelprobe.models.base",
     "request_key": "babelprobe.models.base", "load_backend": "babelprobe.models",
+    # a backend's one declaration (its registry entry) and what it takes
+    "BackendInfo": "babelprobe.models.registry", "BackendOptions": "babelprobe.models.registry",
+    "ReplicaVariables": "babelprobe.models.registry", "LoadOptions": "babelprobe.models.registry",
+    "ModelSpec": "babelprobe.models.model_spec",
     # data, statistics and report building blocks
     "DatasetError": "babelprobe.data.validation", "Problem": "babelprobe.data.validation",
     "read_rows": "babelprobe.data.tables", "bootstrap_ci": "babelprobe.analysis.bootstrap",

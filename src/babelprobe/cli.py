@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+# typer vendors click: its groups' methods take this Context (typer.Context is a subclass)
+from typer._click.core import Context as ClickContext
 from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
@@ -23,7 +25,7 @@ from babelprobe.config import RunOptions, comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families import FAMILIES, all_families, family_names, get_family, registered
 from babelprobe.families.base import SHARED_GROUPS, CommandRoot, Family
-from babelprobe.models.spec import DEFAULT_MODEL
+from babelprobe.models.model_spec import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from babelprobe.models.base import Backend
@@ -61,13 +63,13 @@ class LazyCommands(TyperGroup):
     def _extra_families() -> bool:
         return set(registered()) != set(FAMILIES)
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:
+    def list_commands(self, ctx: ClickContext) -> list[str]:
         names = [*super().list_commands(ctx), *FAMILY_COMMANDS]
         if self._extra_families():
             names += family_group().list_commands(ctx)
         return list(dict.fromkeys(names))
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+    def get_command(self, ctx: ClickContext, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
@@ -77,7 +79,7 @@ class LazyCommands(TyperGroup):
             return family_group().get_command(ctx, cmd_name)
         return None
 
-    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_help(self, ctx: ClickContext, formatter: Any) -> None:
         self.listing = True
         try:
             super().format_help(ctx, formatter)
@@ -95,7 +97,7 @@ families_app.add_typer(run_app, name="run")
 def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | None = None) -> int:
     """Run, print the summary; return the exit code (1 when items errored without --allow-errors).
     ``backends``: loaded models to reuse (and to keep the ones this run loads)."""
-    from babelprobe.pipeline import run
+    from babelprobe.execute_run import run
 
     try:
         outcome = run(config, backends=backends, progress=True)
@@ -187,7 +189,7 @@ def compare(
 ) -> None:
     """B - A per cell of runs of the same probe (OWL Tables 10-12); CKA, ECLeKTiC and
     memorization match items and give paired 95% CIs. More runs: each against RUN_A."""
-    from babelprobe.runs import read_run
+    from babelprobe.stored_runs import read_run
     from babelprobe import store
 
     paths = [run_a, run_b, *(more or [])]
@@ -291,7 +293,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory"),
            tables_out: Optional[Path] = typer.Option(None, "--out", help="with --format: the folder (default RUN_DIR)"),
            ) -> None:
     """Rebuild and print a run's summary from its stored items (no model needed)."""
-    from babelprobe.runs import read_run
+    from babelprobe.stored_runs import read_run
     from babelprobe.report.html import run_report
 
     if out is not None and not html:
@@ -347,7 +349,7 @@ def validate(
                                                                  "printed)"),
 ) -> None:
     """Check a dataset without running anything (help: above)."""
-    from babelprobe.pipeline import load_items
+    from babelprobe.execute_run import load_items
 
     try:
         family = get_family(probe)
@@ -379,7 +381,7 @@ MODELS_TABLE_WIDTH = 160  # the backends table needs this many columns; below, o
 @app.command()
 def models() -> None:
     """List the bundled offline models: size, languages, licence, and whether installed."""
-    from babelprobe.models.specs import BUNDLED, bundled_present
+    from babelprobe.models.weights import BUNDLED, bundled_present
 
     for m in BUNDLED.values():
         default = " (default)" if f"bundled:{m.name}" == DEFAULT_MODEL else ""

@@ -18,7 +18,8 @@ import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from babelprobe.config import RunOptions
+from babelprobe.config import RunOptions, cli_spec
+
 HEAD = ("out", "model", "data", "langs", "limit")
 
 
@@ -38,12 +39,11 @@ def cli_options(config_cls: type[BaseModel]) -> list[CliOption]:
     out = []
     for name in order:
         info = config_cls.model_fields.get(name)
-        extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
-        cli = extra.get("cli")
-        if cli is None:
+        cli = cli_spec(info)
+        if info is None or cli is None:
             continue
-        out.append(CliOption(name, cli["flag"] or "--" + name.replace("_", "-"), cli["style"], info.description or "",
-                             cli["off_help"]))
+        out.append(CliOption(name, cli.flag or "--" + name.replace("_", "-"), cli.style, info.description or "",
+                             cli.off_help))
     return out
 
 

@@ -7,15 +7,20 @@ Options shared by every family (``RunOptions``) mean the same in every family.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonDict
 
-from babelprobe.models.registry import LoadOptions, backend_for_scheme, parse_model_args, validate_model_args
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import DEFAULT_MODEL, home_dir
+from babelprobe.models.model_spec import DEFAULT_MODEL, ModelSpec
+from babelprobe.models.registry import (
+    BackendInfo, LoadOptions, all_backends, backend_for_scheme, parse_model_args, validate_model_args,
+)
+from babelprobe.models.weights import home_dir
 
 BUNDLED_DATA = Path(str(files("babelprobe") / "data" / "bundled"))
 
@@ -28,10 +33,29 @@ def option(default: Any = ..., help: str = "", *, flag: str | None = None, style
            off_help: str | None = None, default_factory=None, **constraints: Any) -> Any:
     """A config field that is also a ``run`` option (``flag`` defaults to --field-name;
     ``off_help`` is the help of --no-x for the "path-or-off" style)."""
-    extra = {"cli": {"flag": flag, "style": style, "off_help": off_help}}
+    extra: JsonDict = {"cli": {"flag": flag, "style": style, "off_help": off_help}}
     if default_factory is not None:
         return Field(default_factory=default_factory, description=help, json_schema_extra=extra, **constraints)
     return Field(default, description=help, json_schema_extra=extra, **constraints)
+
+
+@dataclass(frozen=True)
+class CliSpec:
+    """How a field is a flag, as ``option`` declared it (flag None: --field-name)."""
+
+    flag: str | None
+    style: str
+    off_help: str | None
+
+
+def cli_spec(info: FieldInfo | None) -> CliSpec | None:
+    """The option declaration ``option`` stored in a field; None: the field is no option."""
+    extra = info.json_schema_extra if info is not None else None
+    cli = extra.get("cli") if isinstance(extra, dict) else None
+    if not isinstance(cli, dict):
+        return None
+    flag, off_help = cli.get("flag"), cli.get("off_help")
+    return CliSpec(None if flag is None else str(flag), str(cli["style"]), None if off_help is None else str(off_help))
 
 
 BATCH_SIZE_HELP = "requests per forward pass or generation batch"
@@ -78,8 +102,9 @@ class RunOptions(BaseModel):
     model_args: dict[str, str | int | float | bool] = option(
         help="backend setting KEY=VALUE (repeat), e.g. --model-arg concurrency=16; `babelprobe models` lists "
              "each backend's settings with their defaults", flag="--model-arg", style="repeat", default_factory=dict)
-    # aliases of openai: model args (models/openai_backend.py: OpenAIOptions holds the defaults);
-    # only the key's variable name is stored, never the key
+    # flags that alias a backend's settings: which backend takes which, under what setting name, is
+    # the backend's declaration (BackendInfo.flag_aliases, models/registry.py); its options model
+    # holds the defaults. Only the key's variable name is stored, never the key
     base_url: str | None = option(None, "OpenAI-compatible server for openai: models (default: $OPENAI_BASE_URL)")
     api_key_env: str | None = option(None, "environment variable holding the API key of openai: models "
                                            "(default: OPENAI_API_KEY)")
@@ -95,10 +120,10 @@ class RunOptions(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _comma_lists(cls, value: Any, info) -> Any:
+    def _comma_lists(cls, value: Any, info: ValidationInfo) -> Any:
         # every option declared with style="comma", in every family: 'a, b,c' -> ['a', 'b', 'c']
-        extra = cls.model_fields[info.field_name].json_schema_extra
-        if isinstance(extra, dict) and extra.get("cli", {}).get("style") == "comma":
+        spec = cli_spec(cls.model_fields[info.field_name]) if info.field_name else None
+        if spec is not None and spec.style == "comma":
             return comma_list(value)
         return value
 
@@ -124,18 +149,20 @@ class RunOptions(BaseModel):
         over its alias), for ``spec`` (default: the model). Another model of the run (a judge, a
         reference) gets only the settings its own backend takes: they are the model's settings."""
         args: dict[str, Any] = dict(self.model_args)
-        aliases = {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
-                   "timeout": self.request_timeout, "max_retries": self.max_retries}
-        given = {key: value for key, value in aliases.items() if value is not None}
+        aliased = {field for info in all_backends() for field, _ in info.flag_aliases}
+        given = any(getattr(self, field, None) is not None for field in aliased)
         if given or (spec is not None and spec != self.model):
+            info: BackendInfo | None
             try:
-                fields = backend_for_scheme(ModelSpec.parse(spec or self.model).scheme).options_model().model_fields
+                info = backend_for_scheme(ModelSpec.parse(spec or self.model).scheme)
             except ValueError:
-                fields = {}
-            for key, value in given.items():
-                if key in fields:  # the openai: flags are ignored by other backends, as before
-                    args.setdefault(key, value)
+                info = None
+            for field, setting in info.flag_aliases if info is not None else ():
+                value = getattr(self, field, None)
+                if value is not None:  # a flag its backend does not alias is ignored by it
+                    args.setdefault(setting, value)
             if spec is not None and spec != self.model:
+                fields = info.options_model().model_fields if info is not None else {}
                 args = {key: value for key, value in args.items() if key in fields}
         return args
 
@@ -143,7 +170,7 @@ class RunOptions(BaseModel):
     @classmethod
     def _device_name(cls, value: str) -> str:
         # a name torch rejects ('gpu') is refused here; whether this machine has the device is
-        # checked by the run (pipeline.run), not here: a suite file may name another machine's GPU
+        # checked by the run (execute_run.run), not here: a suite file may name another machine's GPU
         from babelprobe.models.devices import check_device_name
 
         return check_device_name(value)

@@ -1,7 +1,7 @@
 """Where the runner's batches are answered: in this process (``LocalExecutor``), or by model
 replicas on a Ray cluster (``RayExecutor``, ``--executor ray``).
 
-The runner (runner.py) keeps everything else in one place: de-duplication, the response cache,
+The runner (request_runner.py) keeps everything else in one place: de-duplication, the response cache,
 collation into batches, and recording errors. An executor only takes the pending batches and
 yields ``(batch, results)`` as each batch finishes, in any order; the runner commits each batch's
 responses to the cache in one transaction as it arrives, so a driver killed at any moment resumes
@@ -26,22 +26,22 @@ from dataclasses import dataclass
 from typing import Iterator, Protocol, Sequence
 
 from babelprobe.models.base import Backend, Request, RequestFailure, Response, Usage, answer
-from babelprobe.models.registry import LoadOptions
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.registry import LoadOptions, backend_for_scheme
 from babelprobe.models.retry import AuthError, RetryPolicy, RunStopped, classify
 
 Results = list[Response | RequestFailure]
 
 # Environment variables a replica's backend reads at load. Ray workers inherit the environment of
 # the process that started the cluster, not the driver's: a key exported after `ray start`, or a
-# remote cluster, would otherwise leave a replica unauthenticated. Only variables set in the
+# remote cluster, would otherwise leave a replica unauthenticated. Which variables a backend reads
+# is its own declaration (BackendInfo.replica_env, models/registry.py); only those set in the
 # driver travel:
-# - secrets (the API key variable the run names with --api-key-env, the hub tokens, and
-#   OPENAI_BASE_URL, which may carry credentials) as an argument of each replica's constructor, in
-#   memory, set in the replica's environment before it loads: NOT as runtime_env env_vars, which
-#   Ray's runtime-env agent writes in plain text to <session>/logs/runtime_env_agent.log;
+# - secrets (API keys, hub tokens, a base URL that may carry credentials) as an argument of each
+#   replica's constructor, in memory, set in the replica's environment before it loads: NOT as
+#   runtime_env env_vars, which Ray's runtime-env agent writes in plain text to
+#   <session>/logs/runtime_env_agent.log;
 # - the rest (the hub's cache and offline switches) as the actors' runtime_env env_vars.
-SECRET_ENV = ("OPENAI_BASE_URL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-PLAIN_ENV = ("HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 @dataclass(frozen=True)
@@ -53,14 +53,13 @@ class ReplicaEnv:
         return f"ReplicaEnv(plain={sorted(self.plain)}, secret={sorted(self.secret)})"
 
 
-def replica_env(options: LoadOptions) -> ReplicaEnv:
-    """The variables above (and the one ``--api-key-env`` names, a secret) that are set in this process."""
-    from babelprobe.models.openai_backend import OpenAIOptions
-
-    key_variable = options.model_args.get("api_key_env") or OpenAIOptions.model_fields["api_key_env"].default
-    secret = dict.fromkeys([key_variable, *SECRET_ENV])
-    return ReplicaEnv(plain={n: os.environ[n] for n in PLAIN_ENV if n in os.environ},
-                      secret={n: os.environ[n] for n in secret if n and n in os.environ})
+def replica_env(spec: str, options: LoadOptions) -> ReplicaEnv:
+    """The variables ``spec``'s backend declares (with the ones its settings name, e.g. the
+    variable ``--api-key-env`` names) that are set in this process."""
+    info = backend_for_scheme(ModelSpec.parse(spec).scheme)
+    plain, secret = info.replica_variables(options.model_args)
+    return ReplicaEnv(plain={n: os.environ[n] for n in plain if n in os.environ},
+                      secret={n: os.environ[n] for n in dict.fromkeys(secret) if n and n in os.environ})
 
 
 def answer_batch(backend: Backend, batch: Sequence[Request], retries: int) -> Results:
@@ -206,7 +205,7 @@ class RayExecutor:
         self.spec, self.options, self.fingerprint_key = spec, options, fingerprint_key
         self.retries, self.address, self.replicas = retries, address, replicas
         self.max_restarts, self.max_task_retries, self.in_flight = max_restarts, max_task_retries, in_flight
-        self.env = env if env is not None else replica_env(options)  # what each replica gets of the driver's environment
+        self.env = env if env is not None else replica_env(spec, options)  # what each replica gets of the driver's environment
         self.actors: list = []
         self.stats = RayStats()
         self._started_ray = False

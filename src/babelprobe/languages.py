@@ -1,21 +1,11 @@
 """Language codes: names, validity, one normalised code per language (langcodes, offline).
 
-The text rules that lived here moved to the language layer, babelprobe.text, and are re-exported
-under their old names: scripts (``char_script``, ``detect_script``, ``language_script``,
-``SCRIPTS``, ``UNSPACED_SCRIPTS``: text/scripts.py) and units (``text_units``, ``unit_spans``,
-``script_runs``, ``join_units``, ``joins_without_space``: text/units.py).
-"""
+The text rules (scripts, units) are the language layer's: babelprobe.text.scripts and
+babelprobe.text.units."""
 
 from __future__ import annotations
 
 from functools import lru_cache
-
-from babelprobe.text.scripts import (  # noqa: F401  (moved to the language layer; re-exported)
-    _COMBINED, _SHARED, SCRIPTS, UNSPACED_SCRIPTS, char_script, detect_script, is_unspaced, language_script,
-)
-from babelprobe.text.units import (  # noqa: F401  (moved to the language layer; re-exported)
-    join_units, joins_without_space, script_runs, text_units, unit_spans,
-)
 
 
 def language_name(code: str) -> str:

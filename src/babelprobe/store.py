@@ -248,8 +248,17 @@ def read_items(run_dir: str | Path, columns: Sequence[str] | None = None) -> pd.
         raise FileNotFoundError(f"{run_dir}: no {ITEMS} (not a babelprobe run directory?)")
     if columns is None:
         return pd.read_parquet(path)
-    present = set(pq.read_schema(path).names)
-    return pd.read_parquet(path, columns=[c for c in dict.fromkeys(columns) if c in present])
+    file = pq.ParquetFile(path)
+    wanted = [c for c in dict.fromkeys(columns) if c in file.schema_arrow.names]
+    if file.num_row_groups <= 1:
+        return pd.read_parquet(path, columns=wanted)
+    # one row group (a --parts run's language) decoded at a time, then joined column by column: the
+    # peak is the frame plus one group or one column, not Arrow's copy of every column beside pandas'
+    groups = [file.read_row_group(i, columns=wanted).to_pandas() for i in range(file.num_row_groups)]
+    joined: dict[str, pd.Series] = {}
+    for column in wanted:
+        joined[column] = pd.concat([group.pop(column) for group in groups], ignore_index=True)
+    return pd.DataFrame(joined, copy=False)
 
 
 def read_manifest(run_dir: str | Path) -> Manifest:

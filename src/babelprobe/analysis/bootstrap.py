@@ -10,6 +10,17 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
+# Resamples are drawn in batches of at most this many elements (resamples x values), whatever n is:
+# ~16 MB of indices and values at a time, so a summary's memory does not grow with its cells' size.
+# The seeded generator yields the same index stream however it is batched, so the
+# interval is the one a single batch would give (tests/test_bootstrap.py pins it).
+RESAMPLE_ELEMENTS = 1_000_000
+
+
+def resample_batch(n: int, n_resamples: int) -> int:
+    """Resamples per batch for ``n`` values: as many as fit RESAMPLE_ELEMENTS, at least one."""
+    return max(1, min(n_resamples, RESAMPLE_ELEMENTS // max(n, 1)))
+
 
 class Interval(BaseModel):
     mean: float
@@ -41,8 +52,7 @@ def bootstrap_ci(
     mean = float(data.mean())
     if data.size == 1 or np.all(data == data[0]):
         return Interval(mean=mean, low=mean, high=mean, n=int(data.size), degenerate=True)
-    # batch bounds memory: n_resamples x n indices at once would be GBs for 26k facts.
-    batch = max(1, min(n_resamples, 20_000_000 // data.size))
+    batch = resample_batch(data.size, n_resamples)  # n_resamples x n indices at once: GBs for 26k facts
     result = stats.bootstrap(
         (data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
         method="percentile", vectorized=True, batch=batch, rng=np.random.default_rng(seed),
@@ -86,7 +96,7 @@ def cluster_ratio_ci(
     if n < 2:  # one cluster only ever resamples to itself
         return ClusterInterval(value=value, low=value, high=value, clusters=n, degenerate=True)
     rng = np.random.default_rng(seed)
-    batch = max(1, min(n_resamples, 20_000_000 // n))  # bounds the resamples x clusters count matrix
+    batch = resample_batch(n, n_resamples)  # bounds the resamples x clusters count matrix
     draws = []
     for start in range(0, n_resamples, batch):
         counts = rng.multinomial(n, np.full(n, 1 / n), size=min(batch, n_resamples - start))

@@ -30,7 +30,7 @@ from typing import Callable
 
 from babelprobe.data.releases import (README_FILE, SOURCE_FILE, DatasetSource, Downloaded, FetchError, Release,
                                       SourceFile, http_get, offline_reason, sha256_of, today, unpacked)
-from babelprobe.models.specs import home_dir
+from babelprobe.models.weights import home_dir
 
 
 def default_out(name: str) -> Path:

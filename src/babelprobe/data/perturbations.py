@@ -1,5 +1,5 @@
 """Passage perturbations of OWL §2.1-2.2, seeded per item so that a passage is perturbed the same
-way whatever else is in the run. Units are the script's (languages.text_units): words in spaced
+way whatever else is in the run. Units are the script's (text.units.text_units): words in spaced
 scripts, characters in scripts written without spaces (Chinese, Japanese, Thai), where a
 whitespace split would leave a passage as one "word". Name masks go through the language layer
 (babelprobe.text.names: whole-token forms from per-language paradigm tables) and record their
@@ -15,7 +15,8 @@ from typing import Iterable
 
 import regex
 
-from babelprobe.languages import is_unspaced, join_units, text_units
+from babelprobe.text.scripts import is_unspaced
+from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
 from babelprobe.text.names import NAME_HYPHENS, NAME_SEPARATORS, is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
@@ -33,7 +34,7 @@ def shuffle_words(text: str, seed: int, key: str, language: str | None = None) -
     """The passage's units in a random order; ``key`` (e.g. book/passage/language) and ``seed``
     fix the order, so reruns and subsets give the same shuffle. A spaced text gives exactly the
     shuffle of ``text.split()`` joined by spaces; Thai, Japanese and Chinese are shuffled by
-    words (languages.text_units, babelprobe.segmenters), as OWL §2.1 shuffles words."""
+    words (text.units.text_units, babelprobe.text.dictionary), as OWL §2.1 shuffles words."""
     units = text_units(text, language)
     random.Random(f"{seed}/{key}").shuffle(units)
     return join_units(units)
@@ -134,6 +135,18 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
     return bool(before or after)
 
 
+def _inside_longer_word(text: str, start: int, end: int, name: str, language: str) -> bool:
+    """The name at text[start:end] begins a longer word of the language's dictionary segmenter
+    (王 in 王明, 明 in 明子) that is not the name with its honorific or particle (王先生, 凤姐儿,
+    田中さん: text.mentions.is_name): another name or word, never this character's. Only a word
+    that starts with the name counts: one that starts before it is an address (老王) or the
+    segmenter's cut across a name (张|伟说), which must not leave the name in the text."""
+    from babelprobe.text.mentions import is_name
+
+    return any(token.kind == "word" and token.start == start and token.end > end
+               and not is_name(token.text, name, language) for token in tokens(text, language))
+
+
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     """A name in a script written without spaces is found inside the text (no boundary is
     written: 林黛玉说), its parts joined by an optional name separator (アンナ・カレーニナ)."""
@@ -147,7 +160,8 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     hits = []
     for found in pattern.finditer(haystack):
         start, end = found.span()
-        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end):
+        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end) and \
+                not _inside_longer_word(text, start, end, name, language):
             hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", text[start:end],
                                                          name, (start, end))))
     return hits

@@ -7,7 +7,7 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from babelprobe.data.validation import DatasetError, Problem
 
@@ -25,6 +25,13 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """All rows of a table file as (1-based row number, dict); for JSONL the number is the line.
     A missing, unreadable, binary or non-UTF-8 file, or a malformed line, is a DatasetError
     naming the file (and the row)."""
+    return list(iter_rows(path))
+
+
+def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``read_rows`` one row at a time: Parquet one row group and JSONL one line in memory at a
+    time (CSV is read whole: its checks need the header and the whole text). A problem is raised
+    when its row is reached: rows before it have been yielded."""
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise DatasetError([Problem(str(path), None, None,
@@ -37,9 +44,18 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         import pyarrow.parquet as pq
 
         try:
-            return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+            file = pq.ParquetFile(path)
+            number = 0
+            for group in range(file.num_row_groups):
+                for row in file.read_row_group(group).to_pylist():
+                    number += 1
+                    yield number, row
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError([Problem(str(path), None, None, f"not a readable Parquet file ({exc})")]) from exc
+        return
+    if suffix == ".jsonl":
+        yield from _jsonl_rows(path)
+        return
     data = path.read_bytes()
     # Excel and Notepad save "UTF-8" with a byte-order mark: left in, it glues itself to the first
     # column's name ('\ufefflanguage'), so that column is silently missing from every row
@@ -62,11 +78,22 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 raise DatasetError([Problem(str(path), None, None, "the header is one column holding ';': this looks "
                                             "like a semicolon-separated (Excel) file; save it as comma-separated "
                                             "CSV UTF-8, or as JSONL")])
-            return list(enumerate(reader, start=1))
+            rows = list(enumerate(reader, start=1))
         except csv.Error as exc:
             raise DatasetError([Problem(str(path), None, None, f"not valid CSV ({exc})")]) from exc
-    rows = []
-    for number, raw in enumerate(data.splitlines(), start=1):
+        yield from rows
+
+
+def _raw_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines as ``bytes.splitlines`` cuts the whole file (\\n, \\r\\n or \\r), read one
+    line at a time; the UTF-8 byte-order mark dropped."""
+    with path.open("rb") as handle:
+        for i, chunk in enumerate(handle):
+            yield from (chunk.removeprefix(codecs.BOM_UTF8) if i == 0 else chunk).splitlines()
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, raw in enumerate(_raw_lines(path), start=1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -79,5 +106,4 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
             raise DatasetError([Problem(str(path), number, None, f"not valid JSON ({exc.msg})")])
         if not isinstance(row, dict):
             raise DatasetError([Problem(str(path), number, None, "a JSON object is expected")])
-        rows.append((number, row))
-    return rows
+        yield number, row

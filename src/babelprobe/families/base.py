@@ -1,4 +1,4 @@
-"""What a probe family is: everything ``pipeline.run`` and the commands need to know about it.
+"""What a probe family is: everything ``execute_run.run`` and the commands need to know about it.
 
 A family lives in its own folder, ``families/<name>/`` (config, data, probe, metrics, analysis,
 report, commands, release), subclasses ``Family`` in ``family.py`` and is registered by name in
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from babelprobe.data.releases import Release
     from babelprobe.models.base import Backend, Request
     from babelprobe.report.sections import ProfileMetric, Section
-    from babelprobe.runner import Outcome, Probe
+    from babelprobe.request_runner import Outcome, Probe
     from babelprobe.store import Manifest
 
 Config = TypeVar("Config", bound=RunOptions)
@@ -103,6 +103,19 @@ class Stage(Generic[Config]):
 
     def model_specs(self, config: Config) -> list[str]:
         return [config.model] if self.models is None else list(self.models(config))
+
+
+@dataclass
+class Parts:
+    """A run's items one part at a time (``--parts``): the keys in run order, the items' sources
+    (``file:row``; one a file is enough for the manifest's data_files), what ``run`` says first
+    (``input_notes``), and ``items(key)``: that part's items, asked for once, in ``keys`` order."""
+
+    keys: list[str]
+    sources: set[str]
+    notes: list[str]
+    items: Callable[[str], list]
+    close: Callable[[], None] = lambda: None
 
 
 class Family(Generic[Config]):
@@ -179,6 +192,16 @@ class Family(Generic[Config]):
     def figures(self, summary: BaseModel, out: Path) -> list[Path]:
         """Figures written next to the results when the config has ``figures`` on."""
         return []
+
+    def load_parts(self, config: Config, part_of: Callable[[Any], str]) -> Parts:
+        """``--parts``: the items part by part. Default: every item loaded (``load_items``) and
+        grouped by ``part_of``; a family whose inputs are large streams them instead."""
+        items = load_items(self, config)
+        groups: dict[str, list] = {}
+        for item in items:
+            groups.setdefault(part_of(item), []).append(item)
+        return Parts(keys=list(groups), sources={str(i.source) for i in items}, notes=self.input_notes(items),
+                     items=groups.pop)
 
     def part_of(self, config: Config) -> Callable[[Any], str] | None:
         """The key items are run and written by, one part at a time (``parts/<key>.parquet``;

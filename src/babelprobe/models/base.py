@@ -101,6 +101,20 @@ class LogLikelihood(_Frozen):
     def uses_ids(self) -> bool:
         return self.context_ids is not None
 
+    @property
+    def texts(self) -> tuple[str, str]:
+        """(context, continuation) of a text request; ValueError for a token-id one."""
+        if self.context is None or self.continuation is None:
+            raise ValueError("this LogLikelihood is given as token ids, not texts")
+        return self.context, self.continuation
+
+    @property
+    def ids(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(context_ids, continuation_ids) of a token-id request; ValueError for a text one."""
+        if self.context_ids is None or self.continuation_ids is None:
+            raise ValueError("this LogLikelihood is given as texts, not token ids")
+        return self.context_ids, self.continuation_ids
+
 
 class NextToken(_Frozen):
     """Log-probability of each candidate's first token right after ``context``.
@@ -173,10 +187,13 @@ class AudioGenerate(_Frozen):
 Request = Union[Generate, LogLikelihood, NextToken, HiddenStates, Tokenize, AudioGenerate]
 
 
+FinishReason = Literal["stop", "length"]  # the whole answer, or cut at max_tokens
+
+
 class GenerateResult(BaseModel):
     text: str
     token_logprobs: list[float] | None = None
-    finish_reason: Literal["stop", "length"] = "stop"
+    finish_reason: FinishReason = "stop"
     # the new token ids up to (not including) the end-of-sequence token; stop strings cut only
     # ``text``. None in responses cached before the field existed.
     token_ids: list[int] | None = None
@@ -229,7 +246,7 @@ class Usage(BaseModel):
     budget_exhausted: int = 0  # failures that were not retried because the run's retry budget was spent
 
 
-RESPONSE_TYPES: dict[str, type[BaseModel]] = {
+RESPONSE_TYPES: dict[str, type[Response]] = {
     "generate": GenerateResult,
     "loglikelihood": LogLikelihoodResult,
     "next_token": NextTokenResult,
@@ -286,8 +303,12 @@ class Backend(Protocol):
     ``supported_kinds`` (models/registry.py reads it; absent means every kind)."""
 
     fingerprint: Fingerprint
-    has_chat_template: bool  # Generate may send chat messages
-    parameters: int | None  # model size, for size curves
+
+    @property
+    def has_chat_template(self) -> bool: ...  # Generate may send chat messages
+
+    @property
+    def parameters(self) -> int | None: ...  # model size, for size curves
 
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]: ...
 

@@ -12,7 +12,7 @@ position ids; the LM head runs once per distinct scored position, and log-probab
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -32,35 +32,16 @@ from babelprobe.models.base import (
     Tokenize,
     TokenizeResult,
 )
-from babelprobe.models.packing import Placement, TreeRow, pack_rows, pack_shared_contexts, share_prefixes  # noqa: F401
+from babelprobe.models.packing import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
-from babelprobe.models.transformers_helpers import cut_generated, resolve_device, resolve_dtype, tokenize_text
+from babelprobe.models.transformers_helpers import (
+    ForwardStats, cut_generated, head_normalisers, resolve_device, resolve_dtype, tokenize_text, vocab_moments,
+)
 
 # Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
 # what it answers (boundary rule, head gathering, generation settings). Bump it with any such
 # change; tests/test_fingerprint.py fails until the scoring code's pinned hash is updated too.
 BACKEND_REVISION = 2
-
-
-@dataclass
-class ForwardStats:
-    """Counts what the backend really computed (tests pin 'one forward per unique stem' and 'each
-    shared context processed once'); the rows themselves are kept only when ``keep_contexts`` is
-    set. ``tokens``: real input tokens through the decoder; ``padded_tokens``: with the padding;
-    ``scored_positions``: positions that went through the LM head."""
-
-    forward_calls: int = 0
-    sequences: int = 0
-    tokens: int = 0
-    padded_tokens: int = 0
-    scored_positions: int = 0
-    keep_contexts: bool = False
-    contexts: list[tuple[int, ...]] = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.forward_calls, self.sequences, self.scored_positions = 0, 0, 0
-        self.tokens, self.padded_tokens = 0, 0
-        self.contexts.clear()
 
 
 @dataclass(frozen=True)
@@ -186,7 +167,8 @@ class TransformersBackend:
         torch_dtype = resolve_dtype(dtype, device)
         kwargs = {"revision": revision} if revision else {}
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)
+        # transformers types .to() through a wrapper that loses its self argument (a stub gap)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)  # type: ignore[arg-type]
         fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
         return cls(model, tokenizer, fingerprint, max_length)
 
@@ -337,11 +319,14 @@ class TransformersBackend:
         scored = iter(self._score(rows, queries))
         results = []
         for r, s in zip(requests, splits):
-            lps, greedy, moments = [], True, []
+            lps: list[float] = []
+            greedy = True
+            moments: list[tuple[float, float]] = []  # filled where vocab_stats was asked
             for tok in s.continuation_ids:
                 (lp,), best, stats = next(scored)
                 lps.append(lp)
-                moments.append(stats)
+                if stats is not None:
+                    moments.append(stats)
                 greedy = greedy and best == tok
             results.append(
                 LogLikelihoodResult(
@@ -357,8 +342,8 @@ class TransformersBackend:
 
     def _split(self, r: LogLikelihood) -> Split:
         if r.uses_ids:
-            return self.boundary.split_ids(r.context_ids, r.continuation_ids)
-        return self.boundary.split(r.context, r.continuation)
+            return self.boundary.split_ids(*r.ids)
+        return self.boundary.split(*r.texts)
 
     def tokenize(self, requests: Sequence[Tokenize]) -> list[TokenizeResult]:
         """The tokenizer's ids and character offsets of each text, without special tokens."""
@@ -465,7 +450,7 @@ class TransformersBackend:
                 self._check_length(row)
             ids, mask, _ = self._left_pad(rows)
             config = self._generation_config(max_tokens, temperature, want_logprobs, penalty)
-            ctx = contextlib.nullcontext()
+            ctx: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
             if config.do_sample:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
             with ctx:
@@ -520,33 +505,3 @@ class TransformersBackend:
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return list(eos) if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else [])
-
-
-def head_normalisers(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per row of ``logits`` (positions x vocabulary): log Z = logsumexp(row) and the argmax, in
-    place (``logits`` is overwritten). One pass finds the maximum and its index together, and the
-    exponentials reuse the logits' memory: with Gemma's 262k vocabulary a batch's head output is
-    hundreds of MB, and each extra temporary of that size (``torch.logsumexp`` makes one, then
-    ``argmax`` reads it all again) costs more than the arithmetic."""
-    if logits.dtype != torch.float32 and logits.dtype != torch.float64:
-        logits = logits.float()  # half-precision exponentials would lose the tail
-    top, best = logits.max(dim=-1)
-    norm = logits.sub_(top.unsqueeze(-1)).exp_().sum(dim=-1).log_().add_(top)
-    return norm, best
-
-
-def vocab_moments(logits: torch.Tensor) -> list[tuple[float, float]]:
-    """Per row of ``logits`` (positions x vocabulary): mu = E_z[log p(z)] and sigma = sqrt(E_z[(log
-    p(z) - mu)^2]), z ~ p = softmax(row), over the whole vocabulary (Min-K%++, Zhang et al. 2024,
-    Eq. 2; their code: ``mu = (probs * log_probs).sum(-1)``, ``sigma = (probs * log_probs**2).sum(-1)
-    - mu**2``). In float64 and from centred values, so that the variance of a peaked distribution
-    is not lost to cancellation; a token of probability 0 adds 0 (0 * -inf is taken as 0)."""
-    out: list[tuple[float, float]] = []
-    for chunk in logits.split(32):  # float64 rows of a 262k vocabulary: 2 MB each, a few at a time
-        logp = torch.log_softmax(chunk.double(), dim=-1)
-        p = logp.exp()
-        mu = (p * logp.nan_to_num(neginf=0.0)).sum(-1)
-        centred = (logp - mu.unsqueeze(-1)).nan_to_num(neginf=0.0)
-        sigma = (p * centred.square()).sum(-1).sqrt()
-        out += zip(mu.tolist(), sigma.tolist())
-    return out

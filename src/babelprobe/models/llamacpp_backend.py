@@ -33,6 +33,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from babelprobe.models.base import (
+    FinishReason,
     Fingerprint,
     Generate,
     GenerateResult,
@@ -46,8 +47,8 @@ from babelprobe.models.base import (
 )
 from babelprobe.models.packing import share_prefixes
 from babelprobe.models.registry import LoadOptions, backend_info, require
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import BUNDLED, sha256_file
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import BUNDLED, sha256_file
 from babelprobe.models.tokenization import BoundaryRule
 from babelprobe.versions import installed_versions
 
@@ -225,7 +226,7 @@ class LlamaCppBackend:
         return {(index, position): by_row[(host[index], position)] for index, position in queries}
 
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult | RequestFailure]:
-        splits = [self.boundary.split(r.context, r.continuation) for r in requests]
+        splits = [self.boundary.split(*r.texts) for r in requests]
         failures = [self._too_long(len(s.context_ids) + len(s.continuation_ids) - 1) for s in splits]
         ok = [i for i, bad in enumerate(failures) if bad is None]
         # The last continuation token is never an input: it is only predicted.
@@ -282,7 +283,8 @@ class LlamaCppBackend:
                 self._chat_template, bos_token=self.boundary.token_text(bos) if bos is not None else "",
                 eos_token=self.boundary.token_text(eos) if eos is not None else "", add_generation_prompt=True,
             )
-            prompt = formatter(messages=[m.model_dump() for m in r.messages]).prompt
+            # our ChatMessage dumps are the dicts llama-cpp-python's TypedDict messages describe (a stub gap)
+            prompt = formatter(messages=[m.model_dump() for m in r.messages]).prompt  # type: ignore[misc]
             # As HF's apply_chat_template(tokenize=True): the rendered text, no special tokens added.
             return self.boundary.encode(prompt, add_special=False)
         if r.prompt is None:
@@ -297,7 +299,8 @@ class LlamaCppBackend:
         rng = np.random.default_rng(r.seed)
         new: list[int] = []
         lps: list[float] = []
-        finish, text = "length", ""
+        finish: FinishReason = "length"
+        text = ""
         for _ in range(r.max_tokens):
             logits = self.decoder.logits(ids + new, [len(ids) + len(new) - 1])[0]
             if r.temperature > 0:
@@ -355,11 +358,11 @@ def _without_amx(llama_cpp) -> Iterator[None]:
         value.use_extra_bufts = False
         return value
 
-    low_level.llama_model_default_params = params
+    low_level.llama_model_default_params = params  # type: ignore[attr-defined]  # not in llama_cpp's stubs
     try:
         yield
     finally:
-        low_level.llama_model_default_params = default
+        low_level.llama_model_default_params = default  # type: ignore[attr-defined]  # not in llama_cpp's stubs
 
 
 def load(spec: str | ModelSpec, options: LoadOptions) -> LlamaCppBackend:

@@ -3,7 +3,8 @@
 greedy answers and their log-probs to a few fixed prompts), re-checked during long runs so that
 an alias moving to another model mid-run stops the run instead of mixing two models' answers
 under one cache key. A mixin of ``OpenAIBackend`` (models/openai_backend.py), which provides
-``http``, ``chat``, ``options``, ``_body`` and the parsers used here."""
+what ``OpenAIState`` (models/openai_capabilities.py) declares: ``http``, ``chat``, ``options``,
+``_body`` and the parsers used here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 import time
 
 from babelprobe.models.http import public_url
+from babelprobe.models.openai_capabilities import OpenAIState
 from babelprobe.models.retry import ModelChanged, ProviderError
 
 # prompts whose greedy answers (and their log-probs) identify the model behind a name that gives
@@ -28,7 +30,7 @@ class IdentityError(ValueError):
     """The fingerprint could not be taken at load: the run is refused (one line)."""
 
 
-class ServedIdentity:
+class ServedIdentity(OpenAIState):
     """The identity state and checks; ``_identity_state`` is called from the backend's __init__."""
 
     def _identity_state(self) -> None:

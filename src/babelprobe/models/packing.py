@@ -67,9 +67,10 @@ def pack_shared_contexts(
     def find(path: Sequence[int]) -> int | None:
         pid = 0
         for tok in path:
-            pid = path_ids.get((pid, tok))
-            if pid is None:
+            found = path_ids.get((pid, tok))
+            if found is None:
                 return None
+            pid = found
         return pid
 
     placed: dict[int, Placement] = {}
@@ -81,8 +82,11 @@ def pack_shared_contexts(
             row = home[shared]
         if row is None:
             row = len(tokens)
-            tokens.append([]), parents.append([]), index_of.append({})
-        indices, pid = [], 0
+            tokens.append([])
+            parents.append([])
+            index_of.append({})
+        indices: list[int] = []
+        pid = 0
         for tok in context + extension:
             pid = path_ids.setdefault((pid, tok), len(home))
             if pid == len(home):

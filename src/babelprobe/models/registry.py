@@ -1,15 +1,20 @@
-"""Which backends exist, which spec scheme names each, what request kinds each can answer.
+"""Which backends exist and everything each declares: its spec schemes and how their targets
+read, the request kinds it answers, its settings, the environment its Ray replicas need, the
+driver's stand-in model, the shared flags that alias its settings.
 
-``load_backend`` (models/__init__.py) dispatches a spec's scheme to the module named here; a new
-engine (llama.cpp in-process, a Ray executor) slots in by adding one ``BackendInfo`` and one
-module with a ``load(spec, options)`` function. Heavy engines are optional extras, imported only
-when their scheme is used. Backends outside babelprobe register a ``BackendInfo`` under the entry
-point group ``babelprobe.backends`` (as lm-evaluation-harness's registry allows), with no edit here.
+A ``BackendInfo`` is the ONE declaration of an engine: ``load_backend`` (models/__init__.py)
+dispatches a spec's scheme to the module it names, ``ModelSpec`` (models/model_spec.py) reads a
+target by its ``target_syntax``, ``executors.replica_env`` forwards its ``replica_env``,
+``RunOptions.backend_args`` (config.py) applies its ``flag_aliases``; none of them names an
+engine. A new engine is one module with a ``load(spec, options)`` function plus one entry:
+in ``BACKENDS`` here, or, outside babelprobe, under the entry point group ``babelprobe.backends``
+(as lm-evaluation-harness's and inspect_ai's registries allow), with no edit in babelprobe
+(tests/fixtures/external_backend, tests/test_backend_contract.py). Heavy engines are optional
+extras, imported only when their scheme is used.
 
-Each ``BackendInfo`` is the one declaration of an engine's request kinds (the loaded backend
-reads them from here) and names the engine's options model (a ``BackendOptions``): its
-backend-specific settings arrive as ``--model-arg KEY=VALUE`` and are validated against that
-model before anything is loaded (``validate_model_args``).
+An engine's options model (a ``BackendOptions``) holds its own settings: they arrive as
+``--model-arg KEY=VALUE`` and are validated against it before anything is loaded
+(``validate_model_args``).
 
 Capabilities are checked before any request is sent (``check_supported``): a probe that needs
 log-probabilities fails at once on a backend that cannot give them, naming the kind, the backend
@@ -23,11 +28,10 @@ import importlib
 import importlib.metadata
 import importlib.util
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from babelprobe.models.spec import ModelSpec
 
 ENTRY_POINT_GROUP = "babelprobe.backends"
 # The order kinds are shown in (the `models` table, error messages).
@@ -54,9 +58,37 @@ KIND_NEEDS = {
 }
 
 
+# How the target of a spec (what follows "SCHEME:") reads (models/model_spec.py):
+# "name": as given; "revision": <hub id>[@revision], unless an existing directory (which keeps any
+# '@'); "base-url": <model>[@<http(s) URL>] (the URL: the server, as --base-url).
+TargetSyntax = Literal["name", "revision", "base-url"]
+
+# What every engine that may read a tokenizer or weights from the Hugging Face hub needs on a Ray
+# replica (executors.replica_env): the hub tokens (secrets) and the hub's cache and offline switches.
+HUB_SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+HUB_PLAIN_ENV = ("HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@dataclass(frozen=True)
+class ReplicaVariables:
+    """The environment variables a Ray replica of the engine reads at load (executors.py). Names
+    only: values are taken from the driver's environment when a run starts and never stored.
+    ``secret``: credentials, sent in memory, never written by Ray; ``secret_settings``: settings
+    whose value NAMES a variable holding a credential (``api_key_env``; unset: the options
+    model's default); ``plain``: the rest (runtime_env env_vars)."""
+
+    secret: tuple[str, ...] = ()
+    secret_settings: tuple[str, ...] = ()
+    plain: tuple[str, ...] = ()
+
+
+HUB_ENV = ReplicaVariables(secret=HUB_SECRET_ENV, plain=HUB_PLAIN_ENV)
+
+
 @dataclass(frozen=True)
 class BackendInfo:
-    """One engine: the spec scheme(s) that select it and what it can answer.
+    """One engine: the spec scheme(s) that select it, what it can answer, and everything else the
+    rest of babelprobe needs to know about it (module docstring).
 
     ``kinds`` is the most the engine can do; a backend whose server decides at run time (the
     OpenAI-compatible one) narrows it after probing the server, in ``backend.supported_kinds``."""
@@ -73,6 +105,18 @@ class BackendInfo:
     requires: str | None = None  # importable module that the extra installs
     # "Class" in ``module`` (or a class): the engine's BackendOptions; None: it takes no --model-arg
     options: "str | type[BackendOptions] | None" = None
+    # (scheme, how its targets read: TargetSyntax above) for each scheme whose targets are not plain names
+    target_syntax: tuple[tuple[str, TargetSyntax], ...] = ()
+    replica_env: ReplicaVariables = ReplicaVariables()  # what its Ray replicas need of the driver's environment
+    # a function in ``module``, (spec, options) -> backend: the driver's stand-in under --executor
+    # ray (fingerprint, kinds, chat template, tokenizer; no weights); None: the driver loads the model
+    stand_in: str | None = None
+    # (RunOptions field, setting): the shared flags (config.py) that set one of its settings, e.g.
+    # --base-url -> base_url; an explicit --model-arg wins over its alias
+    flag_aliases: tuple[tuple[str, str], ...] = ()
+    # a spec the engine answers offline with what is installed (the derived backend contract tests,
+    # tests/test_backend_contract.py, run a small run through it); None: it needs a GPU or a server
+    smoke_spec: str | None = None
 
     def installed(self) -> bool:
         return self.requires is None or importlib.util.find_spec(self.requires) is not None
@@ -86,8 +130,19 @@ class BackendInfo:
         if self.options is None:
             return BackendOptions
         if isinstance(self.options, str):
-            return getattr(importlib.import_module(self.module_path), self.options)
+            model: type[BackendOptions] = getattr(importlib.import_module(self.module_path), self.options)
+            return model
         return self.options
+
+    def syntax_of(self, scheme: str) -> TargetSyntax:
+        return dict(self.target_syntax).get(scheme, "name")
+
+    def replica_variables(self, model_args: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(plain, secret) variable names a replica needs, for a run with these settings."""
+        fields = self.options_model().model_fields
+        named = tuple(str(model_args.get(setting) or fields[setting].default)
+                      for setting in self.replica_env.secret_settings)
+        return self.replica_env.plain, named + self.replica_env.secret
 
 
 class BackendOptions(BaseModel):
@@ -130,9 +185,11 @@ def validate_model_args(info: "BackendInfo", args: Mapping[str, Any]) -> Backend
 
 BACKENDS: tuple[BackendInfo, ...] = (
     BackendInfo(
-        engine="transformers", schemes=("bundled", "hf", "gguf"), module="hf", kinds=ALL_KINDS | {"audio_generate"},
+        engine="transformers", schemes=("bundled", "hf", "gguf"), module="transformers_load", kinds=ALL_KINDS | {"audio_generate"},
         conditional_kinds=frozenset({"audio_generate"}),
         spec_help="bundled:<name>, hf:<local dir or hub id[@revision]>, gguf:<file>",
+        target_syntax=(("hf", "revision"),), replica_env=HUB_ENV, stand_in="load_view",
+        smoke_spec="bundled:smollm2-135m-instruct",
         description="transformers in-process, CPU or CUDA (GGUF dequantised once); audio-text models "
                     "(Qwen2-Audio, Qwen2.5-Omni) hear through their own processors (models/audio.py)",
     ),
@@ -140,6 +197,7 @@ BACKENDS: tuple[BackendInfo, ...] = (
         engine="vllm", schemes=("vllm",), module="vllm_backend", options="VLLMOptions",
         kinds=frozenset({"generate", "loglikelihood", "next_token"}),
         spec_help="vllm:<hub id or local dir>[@revision]",
+        target_syntax=(("vllm", "revision"),), replica_env=HUB_ENV, stand_in="load_view",
         description="vLLM offline engine on a GPU; scoring through prompt_logprobs on babelprobe's token ids",
         extra="vllm", requires="vllm",
     ),
@@ -152,7 +210,12 @@ BACKENDS: tuple[BackendInfo, ...] = (
         description="any OpenAI-compatible HTTP server or hosted API; log-probabilities only where the "
                     "server returns prompt log-probs (vLLM server, llama-cpp-python), detected at load",
         condition="(only on a server that returns prompt log-probs: vLLM's, llama-cpp-python's)",
-        extra="openai", requires="httpx",
+        extra="openai", requires="httpx", target_syntax=(("openai", "base-url"),),
+        # the local tokenizer (scoring) may come from the hub; OPENAI_BASE_URL may carry credentials
+        replica_env=ReplicaVariables(secret=("OPENAI_BASE_URL", *HUB_SECRET_ENV), secret_settings=("api_key_env",),
+                               plain=HUB_PLAIN_ENV),
+        flag_aliases=(("base_url", "base_url"), ("api_key_env", "api_key_env"), ("concurrency", "concurrency"),
+                      ("request_timeout", "timeout"), ("max_retries", "max_retries")),
     ),
     BackendInfo(
         engine="llama.cpp", schemes=("llamacpp",), module="llamacpp_backend",
@@ -160,7 +223,8 @@ BACKENDS: tuple[BackendInfo, ...] = (
         spec_help="llamacpp:<gguf file>, llamacpp:bundled:<name>",
         description="llama.cpp in-process (llama-cpp-python) on the quantised GGUF weights as they are; "
                     "log-probs from the evaluated logits",
-        extra="llamacpp", requires="llama_cpp",
+        extra="llamacpp", requires="llama_cpp", replica_env=HUB_ENV,
+        smoke_spec="llamacpp:bundled:smollm2-135m-instruct",
     ),
 )
 
@@ -266,6 +330,3 @@ class LoadOptions:
     dtype: str = "auto"
     max_length: int | None = None
     model_args: Mapping[str, Any] = field(default_factory=dict)
-
-    def backend_options(self, spec: "str | ModelSpec") -> BackendOptions:
-        return validate_model_args(backend_for_scheme(ModelSpec.parse(spec).scheme), self.model_args)

@@ -37,8 +37,7 @@ from babelprobe.models.base import (
     Tokenize,
     TokenizeResult,
 )
-from babelprobe.models.hf import ForwardStats
-from babelprobe.models.transformers_helpers import resolve_device, resolve_dtype, tokenize_text
+from babelprobe.models.transformers_helpers import ForwardStats, resolve_device, resolve_dtype, tokenize_text
 
 
 # Goes into the fingerprint (as hf.BACKEND_REVISION does): bump when this code changes answers.
@@ -116,17 +115,23 @@ class Seq2SeqBackend:
         return [tokenize_text(self.tokenizer, r.text) for r in requests]
 
     @torch.inference_mode()
+    def _prompt_ids(self, request: Generate) -> Sequence[int]:
+        prompt_ids = request.prompt_ids
+        return prompt_ids if prompt_ids is not None else self._text_ids(request.prompt or "")
+
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
         """log P(target | input) = sum_r log p(y_r | input, y_<r), one encoder-decoder forward per
         batch; the log-probabilities are ``logit - logsumexp`` at each target position."""
         inputs, targets = [], []
         for r in requests:
             if r.uses_ids:
-                inputs.append(self._encoder_ids(r.context_ids, r.encoder_eos))
-                targets.append(list(r.continuation_ids))
+                context_ids, continuation_ids = r.ids
+                inputs.append(self._encoder_ids(context_ids, r.encoder_eos))
+                targets.append(list(continuation_ids))
             else:
-                inputs.append(self._encoder_ids(self._text_ids(r.context), r.encoder_eos))
-                targets.append(self._text_ids(r.continuation))
+                context, continuation = r.texts
+                inputs.append(self._encoder_ids(self._text_ids(context), r.encoder_eos))
+                targets.append(self._text_ids(continuation))
             if not targets[-1]:
                 raise ValueError("empty continuation: nothing to score")
         enc_ids, enc_mask = self._pad(inputs, self.pad_id)
@@ -158,12 +163,10 @@ class Seq2SeqBackend:
                 raise ValueError(f"{self.fingerprint.spec} is an encoder-decoder without a chat template")
             groups.setdefault((r.max_tokens, r.temperature, r.seed, r.repetition_penalty), []).append(i)
         for (max_tokens, temperature, seed, penalty), members in groups.items():
-            rows = [self._encoder_ids(requests[i].prompt_ids if requests[i].prompt_ids is not None
-                                      else self._text_ids(requests[i].prompt or ""), requests[i].encoder_eos)
-                    for i in members]
+            rows = [self._encoder_ids(self._prompt_ids(requests[i]), requests[i].encoder_eos) for i in members]
             ids, mask = self._pad(rows, self.pad_id)
             sampling = temperature > 0
-            ctx = contextlib.nullcontext()
+            ctx: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
             if sampling:
                 ctx = torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else [])
             with ctx:

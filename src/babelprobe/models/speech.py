@@ -54,7 +54,7 @@ from typing import Protocol
 
 import numpy as np
 
-from babelprobe.models.specs import home_dir
+from babelprobe.models.weights import home_dir
 from babelprobe.versions import installed_versions
 
 ENGINES = ("piper", "kokoro", "espeak")

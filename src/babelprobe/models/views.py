@@ -18,7 +18,7 @@ class TransformersView:
     """Answers Tokenize (it has the tokenizer); every other kind is the replicas' (``answer``
     would raise: the runner sends those to the executor)."""
 
-    is_view = True  # pipeline.run loads the model fully for a run without replicas
+    is_view = True  # execute_run.run loads the model fully for a run without replicas
 
     def __init__(self, model, tokenizer, fingerprint: Fingerprint, is_encoder_decoder: bool,
                  supported: frozenset[str] | None):

@@ -44,6 +44,7 @@ from typing import Any, Sequence
 from pydantic import Field
 
 from babelprobe.models.base import (
+    FinishReason,
     Fingerprint,
     Generate,
     GenerateResult,
@@ -59,8 +60,8 @@ from babelprobe.models import memory as gpu_memory
 from babelprobe.models.memory import DTYPE_BYTES, GIB, context_length, max_length_bound, text_config
 from babelprobe.models.packing import share_prefixes
 from babelprobe.models.registry import BackendOptions, LoadOptions, backend_info, require
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import backend_versions, resolve
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import backend_versions, resolve
 from babelprobe.models.tokenization import BoundaryTokenizer
 
 
@@ -116,7 +117,7 @@ class VLLMBackend:
 
     @property
     def is_view(self) -> bool:
-        return self.llm is None  # a driver view: pipeline.run loads the engine for a run without replicas
+        return self.llm is None  # a driver view: execute_run.run loads the engine for a run without replicas
 
     @property
     def _eos_ids(self) -> set[int]:
@@ -183,7 +184,7 @@ class VLLMBackend:
         return failures, (self._prompt_logprobs(rows) if rows else []), hosts
 
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult | RequestFailure]:
-        splits = [self.boundary.split(r.context, r.continuation) for r in requests]
+        splits = [self.boundary.split(*r.texts) for r in requests]
         failures, scored, hosts = self._score_rows([s.context_ids + s.continuation_ids for s in splits])
         results: list[LogLikelihoodResult | RequestFailure] = []
         for split, failure, row in zip(splits, failures, hosts):
@@ -258,7 +259,7 @@ class VLLMBackend:
                 if tokens and tokens[-1] in self._eos_ids:
                     tokens.pop()  # EOS ends the text and is not part of it (as in the transformers backend)
                 lps = [_logprob(step[tok]) for tok, step in zip(tokens, completion.logprobs)]
-            finish = "length" if completion.finish_reason == "length" else "stop"
+            finish: FinishReason = "length" if completion.finish_reason == "length" else "stop"
             results[i] = GenerateResult(text=completion.text, token_logprobs=lps, finish_reason=finish)
         return results  # type: ignore[return-value]
 
@@ -329,3 +330,8 @@ def load(spec: str | ModelSpec, options: LoadOptions, vllm_options: VLLMOptions 
     llm = vllm.LLM(**engine_args)
     return VLLMBackend(llm, vllm, tokenizer, fingerprint, max_length, vocab_size=vocab,
                        logprobs_budget_gib=settings.logprobs_budget_gib)
+
+
+def load_view(spec: str | ModelSpec, options: LoadOptions) -> VLLMBackend:
+    """The driver's stand-in under ``--executor ray`` (the registry's ``stand_in``): no engine."""
+    return load(spec, options, view=True)

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from babelprobe.analysis.bootstrap import small_n
 from babelprobe.analysis.compare import PairedCell
-from babelprobe.report.terminal import SMALL_MARK, n_cell, plain, small_n_footnote  # noqa: F401 (owl uses them)
+from babelprobe.report.terminal import n_cell, plain, small_n_footnote
 
 
 def _number(value: float | None) -> str:

@@ -25,7 +25,7 @@ import pandas as pd
 from babelprobe import store
 from babelprobe.report.sections import Table
 from babelprobe.report.terminal import strip_control
-from babelprobe.runs import read_run
+from babelprobe.stored_runs import read_run
 
 FORMATS = ("csv", "latex", "md")
 

@@ -17,12 +17,13 @@ from typing import Callable
 from jinja2 import Environment, PackageLoader
 
 from babelprobe import store
-from babelprobe.languages import language_name, language_script
+from babelprobe.languages import language_name
+from babelprobe.text.scripts import language_script
 from babelprobe.analysis.bootstrap import SMALL_N, small_n
 from babelprobe.report.figures import heatmap_figure
 from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
-from babelprobe.runs import RunError, read_run
+from babelprobe.stored_runs import RunError, read_run
 
 
 

@@ -18,18 +18,18 @@ options are checked by building that family's own config model (config.py), the 
 <family>` builds from its flags, so a suite takes exactly the options `run` does. Each error names
 the file and the key path (``study.yaml: probes[1].options.mode: ...``).
 
-Each pair runs through ``pipeline.run`` into ``<out>/<model>/<probe>/``. A model is loaded once
+Each pair runs through ``execute_run.run`` into ``<out>/<model>/<probe>/``. A model is loaded once
 for all its pairs (and its probes' judges or reference models once per model). A re-run skips
 pairs whose run directory has a manifest (a finished run) made with the same options, and runs a
 half-finished pair again: the shared response cache answers every batch that finished before the
-kill (runner.py), so only the rest is computed. Before a pair sends requests its run directory gets
+kill (request_runner.py), so only the rest is computed. Before a pair sends requests its run directory gets
 ``suite-requests.json`` (the model's fingerprint key and the request keys of its plans), which
 ``suite plan`` reads to say how far a half-finished pair got. An error in one pair is recorded and
 the others go on. The suite ends with ``<out>/suite.json`` and the language profile page
 ``<out>/profile.html`` of every finished run.
 """
 
-from babelprobe.suite.running import PairResult, SuiteRecord, other_models, print_outcome, run_suite
+from babelprobe.suite.execute_study import PairResult, SuiteRecord, other_models, print_outcome, run_suite
 from babelprobe.suite.schema import (FOLDER_NAME, MODEL_FIELDS, NOT_RESULTS, PROFILE_FILE, REQUESTS_FILE,
                                      SET_ELSEWHERE, SUITE_FILE, ModelEntry, Pair, ProbeEntry, Study, Suite,
                                      SuiteError, folder_slug, load_suite, read_study)

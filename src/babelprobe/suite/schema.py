@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from babelprobe.config import RunOptions, default_response_cache
 from babelprobe.families import get_family
 from babelprobe.families.base import Family
-from babelprobe.models.spec import ModelSpec
+from babelprobe.models.model_spec import ModelSpec
 
 REQUESTS_FILE = "suite-requests.json"
 SUITE_FILE = "suite.json"

@@ -127,7 +127,7 @@ def recorded_warnings() -> list[str]:
 
 
 def start_run() -> None:
-    """Forget the fallbacks said so far: each run says its own once (pipeline.run calls this)."""
+    """Forget the fallbacks said so far: each run says its own once (execute_run.run calls this)."""
     _RECORDED.clear()
 
 

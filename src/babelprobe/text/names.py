@@ -265,9 +265,10 @@ def _place(name: str, language: str, token: str) -> Placement | Unsure | None:
     placed = name_forms(name, language or None)._place(token)
     if isinstance(placed, Placement) or not in_capitals(token):
         return placed
-    # a word in capitals may be printed without its diacritics (STEPAN, LUKASZ): both sides
-    # folded by the capitals rows of text/data/folding.tsv, for this word only
-    bare = name_forms(fold_capitals(name, language or None), language or None)._place(fold_capitals(token, language or None))
+    # a word in capitals may be printed without its diacritics (STEPAN, LUKASZ): the name folded
+    # by the capitals rows of text/data/folding.tsv, for this word only; the word keeps the
+    # diacritics it prints (ŠTĚPÁN is not Stepan, ŁUKASZ is not Lukas)
+    bare = name_forms(fold_capitals(name, language or None), language or None)._place(token)
     if not isinstance(bare, Placement):
         return placed
     rule = bare.rule + " (written in capitals without diacritics: text/data/folding.tsv capitals rows)"

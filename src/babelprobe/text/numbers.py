@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import regex
@@ -268,13 +268,16 @@ def split_unit(token: str, language: str | None = None) -> tuple[str, str, UnitS
     return number, symbol, rows[symbol]
 
 
-_HAN_DIGIT_RUN = re.compile("[〇一二三四五六七八九]{2,}(?=年)|[〇一二三四五六七八九]*〇[〇一二三四五六七八九]*")
+# three digits or more before 年: two adjacent digits are an approximate number (三四年 'three or
+# four years', Chao, A Grammar of Spoken Chinese (1968) § 7.9), never the year 34
+_HAN_DIGIT_RUN = re.compile("[〇一二三四五六七八九]{3,}(?=年)|[〇一二三四五六七八九]*〇[〇一二三四五六七八九]*")
 
 
 def han_digit_years(text: str) -> str:
     """Han digits written positionally (GB/T 15835-2011 §4.2: years as 二〇〇一年, with 〇 for
-    zero) as ASCII digits: a run of two or more before 年 (year), or a run holding 〇 (a digit
-    no word uses). Counted numbers (一个, 十二) and single characters are words and stay."""
+    zero) as ASCII digits: a run of three or more before 年 (year), or a run holding 〇 (a digit
+    no word uses). Counted numbers (一个, 十二), approximate numbers (三四年, 五六年) and single
+    characters are words and stay."""
     return _HAN_DIGIT_RUN.sub(lambda m: "".join(_HAN_DIGITS[ch] for ch in m.group()) if len(m.group()) > 1
                               else m.group(), text)
 
@@ -285,12 +288,15 @@ def han_digit_years(text: str) -> str:
 class NumberMarks:
     """The rows of text/data/number_marks.tsv, compiled: range marks between digits, the joiner
     of a case ending after a number (per language), ordinal indicators, and the scripts a
-    number is written against."""
+    number is written against; what parts two numbers written apart into no range (a sentence or
+    list break, a word for 'or')."""
 
     range_marks: str
     ending_joiners: dict[str, str]  # language -> joiner
     ordinals: str  # as written (º ª)
     scripts: tuple[str, ...]
+    range_breaks: str = ""
+    alternatives: dict[str, frozenset[str]] = field(default_factory=dict)  # language -> words for 'or'
 
 
 @lru_cache(maxsize=1)
@@ -298,8 +304,9 @@ def number_marks() -> NumberMarks:
     from babelprobe.text.normalize import _cell_text
     from babelprobe.text.tables import table_rows
 
-    ranges, ordinals = "", ""
+    ranges, ordinals, breaks = "", "", ""
     joiners: dict[str, str] = {}
+    alternatives: dict[str, frozenset[str]] = {}
     scripts: tuple[str, ...] = ()
     for where, (kind, marks, languages, _source) in table_rows("number_marks.tsv", ["kind", "marks", "languages", "source"]):
         items = [_cell_text(m, where) for m in marks.split()]
@@ -311,9 +318,34 @@ def number_marks() -> NumberMarks:
             ordinals += "".join(items)
         elif kind == "script_change":
             scripts = tuple(items)
+        elif kind == "range_break":
+            breaks += "".join(items)
+        elif kind == "alternative":
+            for code in languages.split():
+                alternatives[code] = alternatives.get(code, frozenset()) | frozenset(items)
         else:
-            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected range/case_ending/ordinal/script_change")
-    return NumberMarks(ranges, joiners, ordinals, scripts)
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected "
+                             "range/case_ending/ordinal/script_change/range_break/alternative")
+    return NumberMarks(ranges, joiners, ordinals, scripts, breaks, alternatives)
+
+
+def parts_a_range(between: str, language: str | None) -> bool:
+    """Does the text written between two numbers (folded) leave them a range's two ends (from 1914
+    to 1918), rather than two numbers apart: a sentence or list break between them (1914. In 1918;
+    1914; 1918) or the language's word for 'or' (1914 or 1918, 1914年或1918年)? Rows
+    ``range_break`` and ``alternative`` of text/data/number_marks.tsv."""
+    marks = number_marks()
+    if any(ch in marks.range_breaks for ch in between):
+        return False
+    words = marks.alternatives.get((language or "").split("-")[0].lower(), frozenset())
+    spaced = set(regex.findall(r"[\p{L}\p{M}]+", between))
+    return not any(w in spaced or (not w.isascii() and w in between and _unspaced(w)) for w in words)
+
+
+def _unspaced(word: str) -> bool:
+    from babelprobe.text.scripts import UNSPACED_SCRIPTS, char_script
+
+    return char_script(word[0]) in UNSPACED_SCRIPTS
 
 
 @lru_cache(maxsize=1)

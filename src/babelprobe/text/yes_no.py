@@ -28,8 +28,12 @@ A table row is of one of these kinds (column ``answer``):
   答案是正确的, Hindi है, Japanese です), and ``subject``: the marker of the subject that follows
   the predicate in a predicate-first language (Tagalog ang): never a vote;
 - ``unknown``: "I don't know" (不知道, no sé, tidak tahu), whose first word is a no-word: found
-  first, it decides None with its evidence.
+  first, it decides None with its evidence, unless a question mark follows it (不知道吗? 是的:
+  "don't you know? Yes" asks back, and the answer after it decides: its first sentence is then
+  the one after the question).
 
+A phrase of several words is found only with nothing but spaces between its words ("No, sé que
+no" is "no", not "no sé").
 At one position the longest entry wins (Chinese 不是 "no" before 是 "yes", 不正确 before 不, Thai
 ไม่ใช่ before ใช่). An answer with neither is None: the judge did not answer, which is an error for
 the caller, never a NO.
@@ -105,18 +109,28 @@ def _entries(language: str | None) -> tuple[YesNoWord, ...]:
     return tuple(sorted(own + english, key=lambda e: -len(e.tokens)))
 
 
-def _match(folded: list[str], i: int, entries: tuple[YesNoWord, ...]) -> YesNoWord | None:
+def _match(answer: str, found: list[Token], folded: list[str], i: int,
+           entries: tuple[YesNoWord, ...]) -> YesNoWord | None:
     for entry in entries:  # longest first
-        if tuple(folded[i:i + len(entry.tokens)]) == entry.tokens:
-            return entry
+        n = len(entry.tokens)
+        if tuple(folded[i:i + n]) != entry.tokens:
+            continue
+        if any(answer[found[k].end:found[k + 1].start].strip() for k in range(i, i + n - 1)):
+            continue  # punctuation between the words: "No, sé que no" is no "no sé"
+        return entry
     return None
+
+
+def _sentence_end(answer: str, start: int) -> int:
+    found = _SENTENCE_END.search(answer, start)
+    return found.end() if found else len(answer)
 
 
 def _ends_clause(answer: str, found: list[Token], folded: list[str], j: int, entries: tuple[YesNoWord, ...]) -> bool:
     """Whether the verdict word ending before found[j] is a predicate: copula words may follow it,
     then clause punctuation or the end of the answer; or a subject marker (module docstring)."""
     while j < len(found):
-        entry = _match(folded, j, entries)
+        entry = _match(answer, found, folded, j, entries)
         if entry is None or answer[found[j - 1].end:found[j].start].strip():
             break
         if entry.kind == "subject":
@@ -136,11 +150,11 @@ def yes_no_evidence(answer: str, language: str | None = None) -> tuple[bool | No
     found = [t for t in tokens(answer, language or None) if t.kind in ("word", "number")]
     folded = [fold(t.text, language or None) for t in found]
     entries = _entries(language)
-    first_sentence = _SENTENCE_END.search(answer)
-    sentence_end = first_sentence.end() if first_sentence else len(answer)
+    asked_back_until = -1  # the end of an "I don't know?" asked back: its words decide nothing
+    sentence_end = _sentence_end(answer, 0)
     i = 0
     while i < len(folded):
-        entry = _match(folded, i, entries)
+        entry = _match(answer, found, folded, i, entries) if found[i].start >= asked_back_until else None
         if entry is None or entry.kind in ("copula", "subject"):
             i += 1
             continue
@@ -150,9 +164,26 @@ def yes_no_evidence(answer: str, language: str | None = None) -> tuple[bool | No
                 span[0] >= sentence_end or not _ends_clause(answer, found, folded, i + n, entries)):
             i += n  # attributive (the correct answer is ...) or past the first sentence: no vote
             continue
+        question = _asked_back(answer, span[1]) if entry.kind == "unknown" else None
+        if question is not None:
+            asked_back_until = question  # 不知道吗? 'don't you know?' asks back; the answer follows
+            sentence_end = _sentence_end(answer, question)
+            i += n
+            continue
         return entry.answer, Evidence("yes_no", answer[span[0]:span[1]], form=entry.word, span=span,
                                       source=entry.source)
     return None, None
+
+
+# a question mark after "don't know", at most one word (a question particle: 吗, 嗎, 呢) between
+_ASKED_BACK = regex.compile(r"\s*[\p{L}\p{M}]{0,2}\s*[?\uff1f\u061f]")
+
+
+def _asked_back(answer: str, end: int) -> int | None:
+    """Where the question ends when an ``unknown`` phrase ending at ``end`` is a question put back
+    to the asker (不知道吗? 是的: 'don't you know? Yes'), not an answer of its own; else None."""
+    found = _ASKED_BACK.match(answer, end)
+    return found.end() if found else None
 
 
 def yes_no(answer: str, language: str | None = None) -> bool | None:

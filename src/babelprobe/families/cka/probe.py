@@ -19,7 +19,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from babelprobe.data.polyglot_or_not import CKAFact
-from babelprobe.languages import detect_script, joins_without_space
+from babelprobe.text.scripts import detect_script
+from babelprobe.text.units import joins_without_space
 from babelprobe.families.cka.metrics import cka_known, cka_log_ratio
 from babelprobe.models.base import LogLikelihood, LogLikelihoodResult, NextToken, NextTokenResult, Request, Response
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from scipy.stats import norm
 
 from babelprobe.analysis.bootstrap import cluster_ratio_ci
-from babelprobe.languages import language_script
+from babelprobe.text.scripts import language_script
 
 Z95 = float(norm.ppf(0.975))
 
@@ -297,7 +297,7 @@ def rescore_predictions(path, columns: str | None = None) -> tuple[pd.DataFrame,
     """Score a predictions file in the official string-metric input format (q_id,
     original_language, target_language, answer, prediction) without a model."""
     from babelprobe.families.eclektic.data import ColumnMap, load_eclektic
-    from babelprobe.languages import detect_script
+    from babelprobe.text.scripts import detect_script
     from babelprobe.families.eclektic.metrics import recall_verdict, word_recall
     from babelprobe.text.evidence import evidence_json
 

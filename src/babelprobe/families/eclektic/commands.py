@@ -12,7 +12,7 @@ from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
-from babelprobe.runs import RunError, read_runs
+from babelprobe.stored_runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:

@@ -19,7 +19,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from babelprobe.families.eclektic.data import EclekticRow
-from babelprobe.languages import detect_script, language_name, language_script
+from babelprobe.languages import language_name
+from babelprobe.text.scripts import detect_script, language_script
 from babelprobe.families.eclektic.metrics import parse_judge, recall_verdict, word_recall
 from babelprobe.models.base import ChatMessage, Generate, GenerateResult, Request, Response
 from babelprobe.text.evidence import evidence_json

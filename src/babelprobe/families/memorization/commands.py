@@ -17,7 +17,7 @@ from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
 from babelprobe.report.terminal import plain
-from babelprobe.runs import RunError, read_runs
+from babelprobe.stored_runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:

@@ -100,8 +100,8 @@ def authors_dtype(spec: str, device: str) -> str:
     architecture is read from the model's config.json, as models.load_backend does."""
     from babelprobe.models.transformers_helpers import resolve_device
     from babelprobe.models.registry import backend_for_scheme
-    from babelprobe.models.spec import ModelSpec
-    from babelprobe.models.specs import resolve
+    from babelprobe.models.model_spec import ModelSpec
+    from babelprobe.models.weights import resolve
 
     parsed = ModelSpec.parse(spec)
     encoder_decoder = False

@@ -11,11 +11,13 @@ citation; kept as ``origin``). ``Sample.source`` is always this file's path and 
 from __future__ import annotations
 
 import random
+import tempfile
 from pathlib import Path
+from typing import IO, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
-from babelprobe.data.tables import TABLE_SUFFIXES, read_rows
+from babelprobe.data.tables import TABLE_SUFFIXES, iter_rows
 from babelprobe.data.validation import DatasetError, Problem, language_code_problem
 from babelprobe.languages import normalise_code
 
@@ -47,11 +49,32 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
     """Load and validate every sample; ``limit`` keeps a seeded sample of that many per language.
     One DatasetError lists every problem (file, row, field)."""
     problems: list[Problem] = []
-    samples: list[Sample] = []
+    samples = list(_checked(Path(path), problems))
+    if problems:
+        raise DatasetError(problems)
+    if langs:
+        wanted = {normalise_code(lang) for lang in langs}
+        samples = [s for s in samples if s.language in wanted]
+    if limit is not None:
+        kept = []
+        for language in sorted({s.language for s in samples}):
+            kept += _limited([s for s in samples if s.language == language], language, limit, seed)
+        samples = kept
+    return samples
+
+
+def _limited(mine: list[Sample], language: str, limit: int | None, seed: int) -> list[Sample]:
+    """One language's samples, or a seeded ``limit`` of them (--limit)."""
+    return mine if limit is None or len(mine) <= limit else random.Random(f"{seed}/{language}").sample(mine, limit)
+
+
+def _checked(path: Path, problems: list[Problem]) -> Iterator[Sample]:
+    """Every valid sample, one row in memory at a time; each invalid row's problem appended to
+    ``problems`` (file, row, field), and two codes of one language after the last row."""
     seen: dict[str, str] = {}
     written: dict[str, dict[str, str]] = {}  # normalised code -> code as written -> first place
-    for file, file_language in _files(Path(path)):
-        for row_number, row in read_rows(file):
+    for file, file_language in _files(path):
+        for row_number, row in iter_rows(file):
             where = str(file)
             text = row.get("text")
             language = row.get("language") or file_language
@@ -74,21 +97,53 @@ def load_samples(path: str | Path, langs: list[str] | None = None, limit: int | 
             # one code per language for every Shared Path input: iw -> he, nob_Latn -> no
             code = normalise_code(str(language))
             written.setdefault(code, {}).setdefault(str(language).strip(), f"{where}:{row_number}")
-            samples.append(Sample(sample_id=sample_id, language=code, text=text,
-                                  source=f"{where}:{row_number}", origin=str(row.get("source") or "")))
+            yield Sample(sample_id=sample_id, language=code, text=text,
+                         source=f"{where}:{row_number}", origin=str(row.get("source") or ""))
     for code, spellings in written.items():
         if len(spellings) > 1:  # two codes of one language are reported, never merged
             problems.append(Problem(str(path), None, "language", f"{' and '.join(sorted(spellings))} are one language "
                                     f"({code}; first at {', '.join(spellings.values())}): keep one"))
-    if problems:
-        raise DatasetError(problems)
-    if langs:
-        wanted = {normalise_code(lang) for lang in langs}
-        samples = [s for s in samples if s.language in wanted]
-    if limit is not None:
-        kept = []
-        for language in sorted({s.language for s in samples}):
-            mine = [s for s in samples if s.language == language]
-            kept += mine if len(mine) <= limit else random.Random(f"{seed}/{language}").sample(mine, limit)
-        samples = kept
-    return samples
+
+
+class SampleParts:
+    """Validated samples one language at a time (``--parts language``): one pass over the
+    input checks every row and spills each language's samples to its own JSONL file in a temporary
+    folder; ``samples(language)`` reads one back. What it gives per language, and in what order,
+    is what ``load_samples`` gives: the same parts, stamps and items, without every text in memory."""
+
+    def __init__(self, path: str | Path, langs: list[str] | None = None, limit: int | None = None,
+                 seed: int = 0):
+        self.limit, self.seed = limit, seed
+        self._folder = tempfile.TemporaryDirectory(prefix="babelprobe-samples-")
+        # input file -> its first sample's source (file:row, as manifest data_files reads sources)
+        self.files: dict[str, str] = {}
+        wanted = {normalise_code(lang) for lang in langs} if langs else None
+        problems: list[Problem] = []
+        handles: dict[str, IO[str]] = {}
+        try:
+            for sample in _checked(Path(path), problems):
+                if problems or (wanted is not None and sample.language not in wanted):
+                    continue  # after a problem only the checks go on: the run will not start
+                if sample.language not in handles:
+                    handles[sample.language] = self._file(sample.language).open("w", encoding="utf-8")
+                handles[sample.language].write(sample.model_dump_json() + "\n")
+                self.files.setdefault(sample.source.rsplit(":", 1)[0], sample.source)
+        finally:
+            for handle in handles.values():
+                handle.close()
+        if problems:
+            self._folder.cleanup()
+            raise DatasetError(problems)
+        # load_samples' order: file order of first appearance, or by language with --limit
+        self.languages: list[str] = sorted(handles) if limit is not None else list(handles)
+
+    def _file(self, language: str) -> Path:
+        return Path(self._folder.name) / f"{len(language)}-{language.encode().hex()}.jsonl"
+
+    def samples(self, language: str) -> list[Sample]:
+        with self._file(language).open(encoding="utf-8") as handle:
+            mine = [Sample.model_validate_json(line) for line in handle]
+        return _limited(mine, language, self.limit, self.seed)
+
+    def close(self) -> None:
+        self._folder.cleanup()

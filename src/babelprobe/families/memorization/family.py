@@ -14,13 +14,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import pandas as pd
 
 from babelprobe.data.perturbations import ControlNotPossible
 from babelprobe.families.memorization.config import DEMO_MEMORIZATION, MemorizationConfig
-from babelprobe.families.memorization.data import Sample, load_samples
-from babelprobe.families.base import BundledDataset, DemoRun, Family, Pairs, Plan, Stage, StageContext
+from babelprobe.families.memorization.data import Sample, SampleParts, load_samples
+from babelprobe.families.base import (
+    BundledDataset,
+    DemoRun,
+    Family,
+    Pairs,
+    Parts,
+    Plan,
+    Stage,
+    StageContext,
+    load_items,
+)
 from babelprobe.models.base import request_key
 from babelprobe.models.registry import VOCAB_STATS
 from babelprobe.families.memorization.probe import MemorizationRecord, SpanProbe, SuffixProbe, Window
@@ -169,6 +180,15 @@ class MemorizationFamily(Family[MemorizationConfig]):
 
     def load(self, config: MemorizationConfig) -> list[Sample]:
         return load_samples(config.data, config.langs, config.limit, config.seed)
+
+    def load_parts(self, config: MemorizationConfig, part_of: Callable[[Any], str]) -> Parts:
+        """``--parts language``: the samples streamed, one language's texts in memory at a time
+        (SampleParts: checked in one pass and spilled per language to a temporary folder)."""
+        parts = SampleParts(config.data, config.langs, config.limit, config.seed)
+        if not parts.languages:
+            parts.close()
+            load_items(self, config)  # the error load_items gives an empty selection, for every family
+        return Parts(keys=parts.languages, sources=set(parts.files.values()), notes=[], items=parts.samples, close=parts.close)
 
     def describe(self, items: list[Sample]) -> str:
         langs = sorted({s.language for s in items})

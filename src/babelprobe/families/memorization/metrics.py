@@ -23,7 +23,8 @@ import math
 import zlib
 from typing import Hashable, Sequence
 
-from babelprobe.text.tokenize import lcs_length, rouge_l, script_tokens  # noqa: F401  (the layer's; old names)
+# rouge_l: public API here (docs/ARCHITECTURE.md, "Public import paths"), the language layer's one ROUGE-L
+from babelprobe.text.tokenize import rouge_l, script_tokens  # noqa: F401  (rouge_l: public API)
 
 
 def exact_match(generated: Sequence[int], reference: Sequence[int]) -> bool:

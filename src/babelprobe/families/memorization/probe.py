@@ -55,7 +55,7 @@ from pydantic import BaseModel
 
 from babelprobe.families.memorization.data import Sample
 from babelprobe.data.perturbations import shuffle_units
-from babelprobe.languages import detect_script
+from babelprobe.text.scripts import detect_script
 from babelprobe.text.segment import segmentation_flag
 from babelprobe.families.memorization.metrics import (
     bleu,

@@ -236,8 +236,9 @@ def rescore_release(path, task: str, titles: list[str] | None = None, author: st
     from babelprobe.data.tables import read_rows
     from babelprobe.data.validation import DatasetError, Problem
     from babelprobe.families.owl.metrics import (
-        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_verdict, rouge_l, trim_echo,
+        bleu, chrf, direct_probe_correct, extract_continuation, name_cloze_verdict, trim_echo,
     )
+    from babelprobe.text.tokenize import rouge_l_text as rouge_l
 
     rows = read_rows(Path(path))
     if not rows:

@@ -18,7 +18,7 @@ from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
 from babelprobe.families.owl.data import convert_owl_release
 from babelprobe.report.terminal import plain
-from babelprobe.runs import RunError, read_runs
+from babelprobe.stored_runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:

@@ -17,12 +17,12 @@ from typing import Iterable
 from rapidfuzz import fuzz
 from unidecode import unidecode
 
-from babelprobe.languages import join_units, text_units
+from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
 from babelprobe.text.names import name_forms, name_parts
 from babelprobe.text.titles import find_title, is_title, titles_by_language
 from babelprobe.text.units import word_spans
-from babelprobe.text.tokenize import rouge_l_text as rouge_l, script_tokens  # noqa: F401  (the layer's; old names)
+from babelprobe.text.tokenize import script_tokens
 
 DIRECT_PROBE_THRESHOLD = 0.9
 NAME_CLOZE_THRESHOLD = 0.7

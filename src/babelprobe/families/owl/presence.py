@@ -8,7 +8,7 @@ to its last word (original spacing kept, so it is a substring of the passage); t
 with any hit names the match (``window-40``, ``window-30``, ``window-20``), else ``none``. A
 passage shorter than a size has no window of that size (one of fewer than 20 words is only ever
 ``exact`` or ``none``). Words are ``languages.unit_spans``: whitespace words, and dictionary
-words (babelprobe.segmenters) in Thai, Japanese and Chinese.
+words (babelprobe.text.dictionary) in Thai, Japanese and Chinese.
 
 Counts come from one of two places, behind the same ``count(text)``:
 
@@ -46,9 +46,9 @@ from pydantic import BaseModel, ConfigDict
 from babelprobe.data.corpus import Document, read_documents
 from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError, Problem
-from babelprobe.languages import unit_spans
 from babelprobe.models.base import Fingerprint, Usage, request_key
 from babelprobe.models.cache import ResponseCache
+from babelprobe.text.units import unit_spans
 
 Match = Literal["exact", "window-40", "window-30", "window-20", "none"]
 WINDOW_SIZES: tuple[int, ...] = (40, 30, 20)

@@ -29,8 +29,9 @@ from babelprobe.languages import language_name
 from babelprobe.text.segment import word_count
 from babelprobe.families.owl.metrics import (
     bleu, chrf, direct_probe_verdict, extract_continuation, fuzzy_match, name_cloze_verdict, parse_name, parse_title_author,
-    rouge_l, split_passage, trim_echo,
+    split_passage, trim_echo,
 )
+from babelprobe.text.tokenize import rouge_l_text
 from babelprobe.text.evidence import Evidence, evidence_json
 from babelprobe.text.names import paradigm
 from babelprobe.text.languages import profile
@@ -283,7 +284,7 @@ class OwlProbe:
         return self._base(
             item, output=output, continuation=continuation, reference=second,
             chrf_pp=chrf(continuation, second, 2), chrf=chrf(continuation, second, 0),
-            bleu=bleu(continuation, second), rouge_l=rouge_l(continuation, second),
+            bleu=bleu(continuation, second), rouge_l=rouge_l_text(continuation, second),
         )
 
     def failed(self, item: OwlItem, error: str) -> OwlRecord:

@@ -99,7 +99,7 @@ def print_presence(summary: OwlSummary, console: Console) -> None:
 
 def print_deltas(deltas: list[Delta], console: Console | None = None) -> None:
     console = console or Console()
-    from babelprobe.report.compare import SMALL_MARK, n_cell, small_n_footnote
+    from babelprobe.report.terminal import SMALL_MARK, n_cell, small_n_footnote
 
     table = Table(title="B - A (percentage points; chrF++ points for prefix probing)")
     for col in ("task / perturbation", "language", "n A", "A", "n B", "B", "delta"):

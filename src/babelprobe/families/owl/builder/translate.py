@@ -23,7 +23,7 @@ from babelprobe.languages import language_name
 from babelprobe.models.base import Backend, ChatMessage, Generate, GenerateResult, request_key
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.registry import LoadOptions
-from babelprobe.runner import Outcome, Runner
+from babelprobe.request_runner import Outcome, Runner
 
 # OWL Fig. 15 (the passage is the chunk's sentences, each in its <t#> tag)
 TRANSLATION_PROMPT = """Carefully read and translate the following passage into English, preserving the tags:

@@ -2,12 +2,16 @@
 
 Every layer that needs a part of a spec (the registry's scheme, a backend's file or hub id, a
 hub revision, an ``openai:`` base URL, a suite's folder name) reads it from ``ModelSpec``
-instead of splitting the string itself, so the forms below are defined here and nowhere else:
+instead of splitting the string itself. How a target reads is its engine's declaration
+(``BackendInfo.target_syntax``, models/registry.py), never a list of schemes here:
 
-- ``bundled:<name>``, ``gguf:<file>``, ``llamacpp:<file>``, ``llamacpp:bundled:<name>``;
-- ``hf:<dir>``, ``hf:<org/name>[@revision]``, ``vllm:`` likewise (a directory keeps any '@');
-- ``openai:<model>`` or ``openai:<model>@<http(s) base URL>`` (the URL form is equivalent to
-  ``--base-url``; credentials in it are never stored: openai_backend.public_url).
+- "name" (``bundled:<name>``, ``gguf:<file>``, ``llamacpp:<file>``, ``llamacpp:bundled:<name>``):
+  the target as given;
+- "revision" (``hf:``, ``vllm:``): ``<dir>`` or ``<org/name>[@revision]`` (a directory keeps any '@');
+- "base-url" (``openai:``): ``<model>`` or ``<model>@<http(s) base URL>`` (the URL form is
+  equivalent to ``--base-url``; credentials in it are never stored: models/http.py public_url).
+
+A scheme no engine declares parses as "name"; the loader refuses it, naming the known schemes.
 """
 
 from __future__ import annotations
@@ -15,8 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from babelprobe.models.registry import TargetSyntax, all_backends
+
 DEFAULT_MODEL = "bundled:gemma-3-270m"
-_REVISION_SCHEMES = ("hf", "vllm")
+
+
+def target_syntax(scheme: str) -> TargetSyntax:
+    """How the target of a ``scheme:`` spec reads: its engine's declaration ("name" if none)."""
+    return next((info.syntax_of(scheme) for info in all_backends() if scheme in info.schemes), "name")
 
 
 def _path_like(target: str) -> bool:
@@ -43,10 +53,11 @@ class ModelSpec:
         if not sep or not scheme or not target:
             raise ValueError(f"model spec {text!r}: expected SCHEME:NAME, e.g. {DEFAULT_MODEL}")
         name, revision, base_url = target, None, None
-        if scheme in _REVISION_SCHEMES and not Path(target).expanduser().is_dir():
+        syntax = target_syntax(scheme)
+        if syntax == "revision" and not Path(target).expanduser().is_dir():
             base, _, rev = target.partition("@")
             name, revision = base, rev or None
-        elif scheme == "openai":
+        elif syntax == "base-url":
             for marker in ("@http://", "@https://"):
                 if marker in target:
                     name, _, rest = target.partition(marker)

@@ -3,7 +3,7 @@ their request kinds, run the stages, store, summarise. The family (families/) sa
 which stages to run and how to summarise; this module does the rest the same way for every family.
 
 Summaries are computed from the stored items.parquet, never from memory, so ``babelprobe
-report`` on a run directory (``runs.read_run``) gives the same tables."""
+report`` on a run directory (``stored_runs.read_run``) gives the same tables."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from babelprobe.families.base import Family, Pairs, Plan, StageContext, load_ite
 from babelprobe.models.base import Backend, Usage
 from babelprobe.models.registry import UnsupportedKind, check_supported
 from babelprobe.models.cache import ResponseCache
-from babelprobe.models.spec import ModelSpec
-from babelprobe.models.specs import sha256_file
-from babelprobe.runner import Runner, RunnerStats, run_probe, run_probes
-from babelprobe.runs import RunError, StoredRun, read_run  # noqa: F401 (their old home: callers import them here)
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.weights import sha256_file
+from babelprobe.request_runner import Runner, RunnerStats, run_probe, run_probes
+from babelprobe.stored_runs import RunError
 
 
 @dataclass
@@ -212,9 +212,12 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
     from babelprobe.text.dictionary import start_run
 
     start_run()  # a script cut into characters is said once per run, in its manifest
-    items = load_items(family, config)  # validates before anything is written or loaded
+    part_of = family.part_of(config)
+    # validates before anything is written or loaded; --parts: a family may stream its parts
+    parts_in = family.load_parts(config, part_of) if part_of is not None else None
+    items = load_items(family, config) if parts_in is None else []
     if progress:  # what the data did not say and the run took from elsewhere (a language from a file name)
-        for note in family.input_notes(items):
+        for note in family.input_notes(items) if parts_in is None else parts_in.notes:
             print(f"data: {note}", file=sys.stderr)
     stages = family.stages(config)
     specs = list(dict.fromkeys([config.model] + [s for stage in stages for s in stage.model_specs(config)]))
@@ -239,7 +242,6 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
 
     records_of_stages: dict[str, store.StageRecord] = {}
     under_test = RunnerStats()
-    part_of = family.part_of(config)
     parts: dict[str, str] = {}
     with _cache(config) as cache, executor_for(config, backend) as executor:
         active = [stage for stage in stages if stage.model_specs(config)]
@@ -280,30 +282,32 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
                     request_kinds=sorted(stage.request_kinds(config)), requests=_counts(total), seconds=seconds)
             return state
 
-        if part_of is None:
+        if parts_in is None:
             records = [record for _, record in run_stages(items)]
         else:
-            # one part (language) at a time: its records are written to parts/ and dropped, and a
-            # part a killed run already wrote with the same stamp is not recomputed
+            # one part (language) at a time: its items are read, its records written to parts/ and
+            # both dropped, and a part a killed run already wrote with the same stamp is not recomputed
             records = None
-            groups: dict[str, list] = {}
-            for item in items:
-                groups.setdefault(part_of(item), []).append(item)
             common = _part_stamp_base(config, backend)
-            for key, part_items in groups.items():
-                stamp = store_stamp(common, part_items)
-                if store.part_done(config.out, key, stamp):
-                    parts[key] = "resumed"
-                    continue
-                store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
-                parts[key] = "computed"
-            store.join_parts(config.out, list(groups))
+            try:
+                for key in parts_in.keys:
+                    part_items = parts_in.items(key)
+                    stamp = store_stamp(common, part_items)
+                    if store.part_done(config.out, key, stamp):
+                        parts[key] = "resumed"
+                        continue
+                    store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
+                    parts[key] = "computed"
+            finally:
+                parts_in.close()
+            store.join_parts(config.out, parts_in.keys)
         # Ray replicas' requests, retries, throttles and tokens (the driver counted only its load)
         replica_usage = executor.usage() if isinstance(executor, RayExecutor) else None
     timings["total"] = time.perf_counter() - t_start
     judges = [loaded[spec] for stage in stages if stage.name == "judge" for spec in stage.model_specs(config)]
     others = [loaded[spec] for spec in specs if loaded[spec] is not backend]
-    outcome = _finish(family, config, backend, records, {i.source for i in items}, under_test, timings,
+    sources = {i.source for i in items} if parts_in is None else parts_in.sources
+    outcome = _finish(family, config, backend, records, sources, under_test, timings,
                       judges, others, list(records_of_stages.values()), parts, replica_usage)
     family.write_outputs(outcome.summary, config)
     if getattr(config, "figures", False):
@@ -326,7 +330,8 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
         n_items = len(stored)
         n_errors = int(stored["error"].notna().sum()) if "error" in stored.columns else 0
     else:
-        n_items, n_errors = len(records), sum(r.error is not None for r in records)
+        # every family's record carries an ``error`` (None when the item was answered)
+        n_items, n_errors = len(records), sum(getattr(r, "error", None) is not None for r in records)
     if columns is not None:
         stored = stored[[c for c in columns if c in stored.columns]]  # exactly what `report` reads
     summary = family.summarise(stored, config)

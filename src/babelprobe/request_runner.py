@@ -15,18 +15,23 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Iterable, Protocol, Sequence, TextIO, TypeVar
+from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TextIO, TypeVar
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from babelprobe.executors import Executor, LocalExecutor, Results
-from babelprobe.models.base import Backend, Request, RequestFailure, Response, request_key
+from babelprobe.models.base import (
+    AudioGenerate, Backend, HiddenStates, LogLikelihood, NextToken, Request, RequestFailure, Response, Tokenize,
+    request_key,
+)
 from babelprobe.models.cache import ResponseCache
 from babelprobe.models.retry import ModelChanged
 
-Item = TypeVar("Item")
 Record = TypeVar("Record")
+# a probe takes items and gives records: contravariant in the one, covariant in the other
+ItemIn = TypeVar("ItemIn", contravariant=True)
+RecordOut = TypeVar("RecordOut", covariant=True)
 
 
 @dataclass
@@ -46,21 +51,21 @@ class RunnerStats:
     seconds: float = 0.0
 
 
-def _sort_key(request: Request) -> tuple:
+def _sort_key(request: Request) -> tuple[Any, ...]:
     """Collation key: longest first by characters (a cheap stand-in for tokens that needs no
     tokenizer), and requests sharing a context adjacent, so that the backend can answer them
     from one row (the candidates of one stem land in one batch)."""
-    if request.kind == "loglikelihood":
+    if isinstance(request, LogLikelihood):
         if request.uses_ids:
             # token-id requests sort by their token sequence: one sample's nested windows (the
             # same start, growing prefixes) land side by side and are read off one row
-            return (1, request.context_ids + request.continuation_ids)
-        return (0, -len(request.context), request.context, -len(request.continuation), request.continuation)
-    if request.kind == "next_token":
+            context_ids, continuation_ids = request.ids
+            return (1, context_ids + continuation_ids)
+        context, continuation = request.texts
+        return (0, -len(context), context, -len(continuation), continuation)
+    if isinstance(request, NextToken):
         return (-len(request.context), request.context, request.candidates)
-    if request.kind in ("hidden_states", "tokenize"):
-        return (-len(request.text), request.model_dump_json())
-    if request.kind == "audio_generate":
+    if isinstance(request, (HiddenStates, Tokenize, AudioGenerate)):
         return (-len(request.text), request.model_dump_json())
     if request.prompt_ids is not None:
         size = len(request.prompt_ids)
@@ -275,7 +280,7 @@ class Runner:
         return None if isatty is not None and isatty() else LineProgress(self.label, total, self.progress_stream)
 
 
-class Probe(Protocol[Item, Record]):
+class Probe(Protocol[ItemIn, RecordOut]):
     """A probe turns items into requests and responses into records; it never calls a model.
     ``request_kinds`` names the request kinds it sends, so that a backend that cannot answer
     them is refused before anything is sent."""
@@ -283,11 +288,11 @@ class Probe(Protocol[Item, Record]):
     name: str
     request_kinds: frozenset[str]
 
-    def requests(self, item: Item) -> list[Request]: ...
+    def requests(self, item: ItemIn) -> list[Request]: ...
 
-    def score(self, item: Item, responses: list[Response]) -> Record: ...
+    def score(self, item: ItemIn, responses: list[Response]) -> RecordOut: ...
 
-    def failed(self, item: Item, error: str) -> Record: ...
+    def failed(self, item: ItemIn, error: str) -> RecordOut: ...
 
 
 @dataclass
@@ -324,7 +329,8 @@ def run_probes(plans: Sequence[tuple[Probe, Sequence]], runner: Runner) -> list[
             failures = sorted({o.error for o in got if o.error})
             if not failures:
                 try:
-                    records.append(probe.score(item, [o.response for o in got]))
+                    # no failure: every outcome holds its response
+                    records.append(probe.score(item, [o.response for o in got if o.response is not None]))
                     continue
                 except Exception as exc:
                     failures = [f"scoring failed: {type(exc).__name__}: {exc}"]

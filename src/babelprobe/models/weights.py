@@ -1,4 +1,5 @@
-"""Model spec strings, the bundled offline models, GGUF conversion, fingerprints.
+"""Where a spec's weights are and what identifies them: the bundled offline models, GGUF
+conversion, hub revisions resolved to commits, the weights' fingerprints; babelprobe's cache home.
 
 A model is named by one string that says where it comes from:
 ``bundled:gemma-3-270m`` (default), ``bundled:smollm2-135m-instruct``, ``hf:<local dir or hub id>``,
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from babelprobe.models.base import Fingerprint
-from babelprobe.models.spec import DEFAULT_MODEL, ModelSpec  # noqa: F401 (DEFAULT_MODEL: its old home)
+from babelprobe.models.model_spec import ModelSpec
+from babelprobe.models.registry import backend_info
 from babelprobe.versions import installed_versions
 
 _SHA1 = re.compile(r"[0-9a-f]{40}")
@@ -125,7 +127,7 @@ def gguf_to_hf_dir(gguf: Path) -> tuple[Path, str]:
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     # The dequantised weights are plain float32: drop the GGUF quantizer so they can be saved.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # transformers types it as set; None drops it
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(tmp)
@@ -269,4 +271,6 @@ def resolve(spec: str | ModelSpec) -> ResolvedModel:
         # outlives the weights, tokenizer or config that produced it.
         sha = _hub_commit(spec, hub_id, revision or "main")
         return ResolvedModel(spec, hub_id, f"hub:{hub_id}@{sha}", None, sha)
-    raise ValueError(f"model spec {spec!r}: unknown scheme {scheme!r} (bundled, hf, gguf, vllm, openai, llamacpp)")
+    # another engine's scheme (vllm:, openai:, ...) is loaded by its own module, not resolved here
+    own = ", ".join(backend_info("transformers").schemes)
+    raise ValueError(f"model spec {spec!r}: {scheme}: names no transformers weights (their schemes: {own})")

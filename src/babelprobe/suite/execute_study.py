@@ -51,7 +51,7 @@ class SuiteRecord(BaseModel):
 
 
 def _record_requests(out: Path) -> Callable[[Backend, list[Plan]], None]:
-    """``pipeline.run``'s on_plans: the pair's model and request keys, before its first request."""
+    """``execute_run.run``'s on_plans: the pair's model and request keys, before its first request."""
 
     def record(backend: Backend, plans: list[Plan]) -> None:
         keys = sorted({request_key(r) for plan in plans for item in plan.items for r in plan.probe.requests(item)})
@@ -69,7 +69,7 @@ def other_models(pair: Pair) -> list[tuple[str, str]]:
 def _check_before_running(suite: Suite, states: list[PairStatus]) -> None:
     """Conflicting finished runs, bad datasets and model specs that cannot name a model (the checks
     that need no loading) stop the suite before any model is loaded."""
-    from babelprobe.pipeline import check_model_spec, load_items
+    from babelprobe.execute_run import check_model_spec, load_items
 
     problems = [f"models[{p.model_index}] x probes[{p.probe_index}]: {p.out} {s.detail}; delete that folder to run "
                 "it again, or give the probe another `name`" for p, s in zip(suite.pairs, states) if s.state == "conflict"]
@@ -108,7 +108,7 @@ def _release(backends: dict[str, Backend]) -> None:
 
 
 def _run_pair(pair: Pair, loaded: dict[str, Backend], progress: bool, console: Console) -> PairResult:
-    from babelprobe.pipeline import load_model, run
+    from babelprobe.execute_run import load_model, run
 
     result = PairResult(model=pair.model.spec, probe=pair.probe.folder, out=str(pair.out), state="error",
                         allow_errors=pair.config.allow_errors)
@@ -134,7 +134,8 @@ def run_suite(suite: Suite, console: Console, backends: dict[str, Backend] | Non
               progress: bool = False) -> SuiteRecord:
     """Run every pair that is not done, model by model, then write suite.json and the profile
     page. ``backends`` (spec -> loaded backend) are reused instead of loading those specs."""
-    from babelprobe.pipeline import RunError, load_model
+    from babelprobe.execute_run import load_model
+    from babelprobe.stored_runs import RunError
     from babelprobe.report.html import profile_report
 
     states = statuses(suite)

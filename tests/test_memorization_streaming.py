@@ -1,0 +1,120 @@
+"""`run memorization --parts language` streams its samples (issue 31): one pass checks every row
+and spills each language to a temporary file, and a part reads back one language. What a part gets,
+and the order of the parts, must be what loading every sample gives (the same stamps and items)."""
+
+from __future__ import annotations
+
+import json
+import random
+import tracemalloc
+
+import pandas as pd
+import pytest
+
+from babelprobe.data.tables import read_rows
+from babelprobe.data.validation import DatasetError
+from babelprobe.families.memorization.data import SampleParts, load_samples
+
+# ordinary words of each language, in its own script (texts need not mean anything here)
+WORDS = {"en": "the river runs past the old mill", "ru": "река течёт мимо старой мельницы",
+         "ja": "川 は 古い 水車小屋 の そば を 流れる", "ar": "يجري النهر بجانب الطاحونة القديمة",
+         "hi": "नदी पुरानी चक्की के पास बहती है", "zh": "河 流 过 旧 磨坊", "iw": "הנהר זורם ליד הטחנה הישנה",
+         "de": "der Fluss fließt an der alten Mühle vorbei"}
+
+
+def rows(per_language: int, seed: int = 0) -> list[dict]:
+    rng = random.Random(seed)
+    out = [{"id": f"{lang}{i}", "language": lang, "text": " ".join(rng.sample(WORDS[lang].split(),
+                                                                          len(WORDS[lang].split())) * 3)}
+           for i in range(per_language) for lang in WORDS]  # languages interleaved, as a mixed corpus
+    rng.shuffle(out)
+    return out
+
+
+def grouped(samples) -> dict[str, list]:
+    groups: dict[str, list] = {}
+    for sample in samples:
+        groups.setdefault(sample.language, []).append(sample)
+    return groups
+
+
+def streamed(parts: SampleParts) -> dict[str, list]:
+    return {language: parts.samples(language) for language in parts.languages}
+
+
+@pytest.mark.parametrize("langs, limit", [(None, None), (["ru", "ja", "he"], None), (None, 3), (["zh", "en"], 2)])
+def test_parts_equal_the_loaded_samples_one_file(tmp_path, langs, limit):
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows(5)) + "\n", encoding="utf-8")
+    parts = SampleParts(path, langs, limit, seed=7)
+    loaded = grouped(load_samples(path, langs, limit, seed=7))
+    assert list(streamed(parts)) == list(loaded)  # the parts' order too (iw is read as he)
+    assert streamed(parts) == loaded
+    assert list(parts.files) == [str(path)] and parts.files[str(path)].startswith(f"{path}:")
+    parts.close()
+
+
+def test_parts_equal_the_loaded_samples_per_language_folder(tmp_path):
+    """The layout `corpus sample` writes (<lang>.parquet), beside a JSONL and a CSV file."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    data = rows(4, seed=1)
+    for lang, writer in (("ru", "parquet"), ("ja", "jsonl"), ("ar", "csv")):
+        mine = [{"id": r["id"], "text": r["text"], "source": f"mc4:{r['id']}"} for r in data if r["language"] == lang]
+        frame = pd.DataFrame(mine)
+        if writer == "parquet":
+            frame.to_parquet(folder / f"{lang}.parquet", row_group_size=3)  # several row groups
+        elif writer == "jsonl":
+            frame.to_json(folder / f"{lang}.jsonl", orient="records", lines=True, force_ascii=False)
+        else:
+            frame.to_csv(folder / f"{lang}.csv", index=False)
+    parts = SampleParts(folder)
+    assert streamed(parts) == grouped(load_samples(folder))
+    assert sorted(parts.files) == sorted(str(p) for p in folder.iterdir())
+    assert sorted(s.origin for s in parts.samples("ru")) == [f"mc4:ru{i}" for i in range(4)]
+
+
+def test_a_bad_row_is_the_same_error_either_way(tmp_path):
+    data = rows(2)
+    data[3]["text"] = " "
+    data.append({**data[0]})  # a duplicate id
+    data.append({"id": "x", "language": "iw", "text": "שלום"})
+    data.append({"id": "y", "language": "he", "text": "שלום"})  # two codes of one language
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in data), encoding="utf-8")
+    with pytest.raises(DatasetError) as loaded:
+        load_samples(path)
+    with pytest.raises(DatasetError) as parted:
+        SampleParts(path)
+    assert str(parted.value) == str(loaded.value)
+    assert len(parted.value.problems) == 3
+
+
+def test_jsonl_rows_stream_as_the_whole_file_reads(tmp_path):
+    """Line numbers count empty lines and CR / CRLF endings as a whole-file split does; the BOM goes."""
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"a": "\xd1\x80\xd0\xb5\xd0\xba\xd0\xb0"}\r\n\n{"a": 2}\r{"a": 3}\n\n{"a": 4}')
+    assert read_rows(path) == [(1, {"a": "река"}), (3, {"a": 2}), (4, {"a": 3}), (6, {"a": 4})]
+
+
+def test_one_language_in_memory_at_a_time(tmp_path):
+    """Python's allocations while the parts are checked and read one by one stay below a third of
+    loading every sample (eight languages: about one eighth, plus the ids kept for duplicates)."""
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows(300)), encoding="utf-8")
+    tracemalloc.start()
+    everything = load_samples(path)
+    _, loaded_peak = tracemalloc.get_traced_memory()
+    del everything
+    tracemalloc.reset_peak()
+    parts = SampleParts(path)
+    sizes = []
+    for language in parts.languages:
+        part = parts.samples(language)
+        sizes.append(len(part))
+        del part
+    _, streamed_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    parts.close()
+    assert sizes == [300] * len(WORDS)
+    assert streamed_peak < loaded_peak / 3
