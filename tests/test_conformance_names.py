@@ -32,7 +32,6 @@ STILL_WRONG = {
                           "the segmenter cuts 田中村 as 田中 | 村, so the village's 田中 is masked (lang-guard)",
     ("tr", "Ayşenin"): "suffixes glued without the apostrophe: tr.tsv:69 pins the same construction the other way (Alinin vs Ali: no, Göksel & Kerslake: a proper name's suffix follows an apostrophe); simplemma's lemmas would accept Ayşenin but also Alinin and Ecem (-> Ece, tr.tsv:125 no), and an Unsure flag refuses every mask of a passage with Aliye (tr.tsv:12 pins it kept): the two reviewed rows must be reconciled first",
     # lang-review3: rows checked against their sources; the fix is in the layer's Python
-    ("zh", "列夫•托尔斯泰写了这本书。"): "a name whose parts are joined by a bullet (U+2022) is masked part by part, leaving the bullet between two masks; the mask joins parts only across the middle dot of the name as given",
 }
 
 

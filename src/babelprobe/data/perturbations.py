@@ -18,7 +18,7 @@ import regex
 from babelprobe.text.scripts import is_unspaced
 from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import is_patronymic, name_forms, name_parts, unspaced_parts
+from babelprobe.text.names import NAME_HYPHENS, NAME_SEPARATORS, is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -59,10 +59,31 @@ class _Hit:
     name: str = ""  # the name it is a form of (its parts found side by side are one mask)
 
 
-_GAP = regex.compile(r"[\s.\-\u2010\u2011\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]*")
+_GAP = regex.compile(r"[\s." + NAME_HYPHENS + NAME_SEPARATORS + "]*")
+# what may stand between two parts of one name found side by side: they are then one mask
+_NAME_JOIN = regex.compile(r"[\s" + NAME_HYPHENS + NAME_SEPARATORS + "]*")
 _HYPHENATED = regex.compile(r"[-\u2010\u2011]\p{L}")
 _HYPHENATED_BEFORE = regex.compile(r"\p{L}[-\u2010\u2011]$")
-_SEPARATOR = r"[\s\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]"  # a name separator (・ ＝ ·) or a space
+_SEPARATOR = r"[\s" + NAME_HYPHENS + NAME_SEPARATORS + "]"  # a name separator (・ ＝ · •), a hyphen or a space
+
+
+# UAX #29 keeps a middle dot inside a word (MidLetter, for Catalan l·l), so 레프·톨스토이가 is one
+# token; a name separator there is cut, except the Catalan ela geminada l·l (IEC, Ortografia
+# catalana §3.2.3: col·lecció, Marcel·lí)
+_INNER_SEPARATOR = regex.compile(r"[" + NAME_SEPARATORS + r"](?<![lL]\u00b7(?=[lL]))")
+
+
+def _cut_at_separators(words: list[Token]) -> list[Token]:
+    """Word tokens cut where a name separator stands inside them (레프·톨스토이가 -> 레프, 톨스토이가)."""
+    out: list[Token] = []
+    for token in words:
+        start = 0
+        for found in [*_INNER_SEPARATOR.finditer(token.text), None]:
+            end = found.start() if found else len(token.text)
+            if end > start:
+                out.append(Token(token.start + start, token.start + end, token.text[start:end], token.kind))
+            start = found.end() if found else start
+    return out
 
 
 def _word_char(ch: str) -> bool:
@@ -222,12 +243,13 @@ def _maskable_parts(name: str, language: str) -> list[list[str]]:
 
 def _joined(text: str, hits: list[_Hit]) -> list[_Hit]:
     """Parts of one name found side by side (Alexei Vronsky in a text naming Count Alexei
-    Vronsky) are one mask, as the whole name would be."""
+    Vronsky), apart by a space, a name separator or a hyphen (列夫•托尔斯泰 for 列夫·托尔斯泰), are one
+    mask, as the whole name would be."""
     out: list[_Hit] = []
     for hit in hits:
         last = out[-1] if out else None
         if (last and last.name and hit.name == last.name and not last.keep_after and not hit.keep_before
-                and _GAP.fullmatch(text[last.end:hit.start]) and text[last.end:hit.start].strip() == ""):
+                and _NAME_JOIN.fullmatch(text[last.end:hit.start])):
             evidence = Evidence(last.evidence.rule + " | " + hit.evidence.rule, text[last.start:hit.end],
                                 f"{last.evidence.form} {hit.evidence.form}", (last.start, hit.end),
                                 "; ".join(filter(None, [last.evidence.source, hit.evidence.source])) or None)
@@ -257,7 +279,7 @@ def _masked(text: str, names: tuple[str, ...], language: str) -> Masked:
     [MASK]는, [MASK]'s). A passage without a language is read by English rules (OWL's originals).
     Raises NameNotMaskable naming the form when a token starts with the name but the layer cannot
     place it (text.names: Unsure), as the masked passage could still show the name."""
-    words = [t for t in tokens(text, language) if t.kind in ("word", "number")]
+    words = _cut_at_separators([t for t in tokens(text, language) if t.kind in ("word", "number")])
     hits: list[_Hit] = []
     refused: list[tuple[Token, str]] = []
     for name in names:

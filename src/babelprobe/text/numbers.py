@@ -382,3 +382,77 @@ def without_ordinal_dot(token: str, written: str) -> str:
 def number_head(token: str) -> regex.Match[str] | None:
     """The number at the start of a token written against a Han, kana or Hangul word (1,000人)."""
     return _mark_patterns()[2].match(token)
+
+
+@dataclass(frozen=True)
+class PercentWord:
+    word: str  # as written in text/data/percent_words.tsv (pour cent, процентов, 百分之)
+    before: bool  # written before the number (Turkish yüzde 45, Chinese 百分之50)
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _percent_rows() -> dict[str, tuple[PercentWord, ...]]:
+    from babelprobe.text.tables import table_rows
+
+    rows: dict[str, list[PercentWord]] = {}
+    for where, (language, word, position, source) in table_rows(
+            "percent_words.tsv", ["language", "word", "position", "source"]):
+        if position not in ("before", "after"):
+            raise ValueError(f"{where}: field 'position' is {position!r}, expected before or after")
+        if not word.strip():
+            raise ValueError(f"{where}: field 'word' is empty")
+        rows.setdefault(language, []).append(PercentWord(word, position == "before", source))
+    return {language: tuple(words) for language, words in rows.items()}
+
+
+def _alternatives(words: list[PercentWord]) -> str:
+    ordered = sorted(words, key=lambda w: -len(w.word))  # процентов before процент
+    return "|".join(r"\s+".join(regex.escape(part) for part in w.word.split()) for w in ordered)
+
+
+@lru_cache(maxsize=256)
+def _percent_pattern(language: str | None) -> regex.Pattern[str] | None:
+    words = _percent_rows().get((language or "en").split("-")[0].lower(), ())
+    after = _alternatives([w for w in words if not w.before])
+    before = _alternatives([w for w in words if w.before])
+    ways = ([rf"(?P<n1>{_NUMBER_TEXT})\s*(?:{after})(?![\p{{L}}\p{{M}}])"] if after else []) + \
+        ([rf"(?<![\p{{L}}\p{{M}}])(?:{before})\s*(?P<n2>{_NUMBER_TEXT})"] if before else [])
+    return regex.compile("|".join(ways), regex.IGNORECASE) if ways else None
+
+
+def percent_words_as_sign(text: str, language: str | None = None) -> str:
+    """A percentage written with the language's word for per cent (text/data/percent_words.tsv,
+    from CLDR's unit names) written with the sign, as the number reader reads it: ``45 percent``,
+    ``45 Prozent``, ``45 pour cent``, ``45 процентов``, ``yüzde 45``, ``百分之50`` -> ``45%``/``50%``.
+    With no language, English."""
+    pattern = _percent_pattern(language)
+    if pattern is None:
+        return text
+    return pattern.sub(lambda m: (m.groupdict().get("n1") or m.groupdict().get("n2") or "") + "%", text)
+
+
+# a digit written against a character of a script without spaces (約50%, 约50%, ประมาณ50%): the
+# script change is a word boundary (UAX #29 with the layer's script breaks, text.segment)
+_UNSPACED_BEFORE_DIGIT = regex.compile(
+    r"(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}])(?<!\p{Nd})(?=[-+\u2212]?\p{Nd})")
+
+
+def digits_apart_from_unspaced(text: str) -> str:
+    """A space where a number follows a character of a script written without spaces, so the
+    number is a token of its own: ``約50%`` -> ``約 50%``."""
+    return _UNSPACED_BEFORE_DIGIT.sub(" ", text)
+
+
+# a numeric date (CLDR's short date patterns: d/M/y, M/d/y, y/M/d with a slash; ISO 8601 y-M-d; the
+# dotted d.M.y of de, ru, pl, ... with a four-digit year, which no digit grouping can be)
+_DATE = regex.compile(r"\d{1,2}/\d{1,2}/(\d{4})|(\d{4})/\d{1,2}/\d{1,2}|(\d{4})-\d{1,2}-\d{1,2}|\d{1,2}\.\d{1,2}\.(\d{4})")
+
+
+def date_year(token: str) -> str | None:
+    """The four-digit year of a numeric date (``11/9/2001``, ``2001/9/11``, ``2001-09-11``,
+    ``11.09.2001`` -> ``2001``), or None. An answer that gives the date says its year; the date
+    itself stays one token (1945-05-12 is not 1945-12-05). Two numbers with a slash are a
+    fraction or a ratio (1/2, 24/7), one value with no year: None."""
+    match = _DATE.fullmatch(unicodedata.normalize("NFKC", token))
+    return next((part for part in match.groups() if part is not None), None) if match else None

@@ -205,6 +205,8 @@ _IN_NUMBER = frozenset("\uFF0C\uFF0E\uFF0F\uFF1A")
 
 def _wide_punctuation_apart(text: str) -> str:
     def apart(match: regex.Match) -> str:
+        if match.group() == "\uff05":
+            return "%"  # the full-width percent sign (NFKC) stays with its number: ５０％
         i = match.start()
         between_digits = 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
         return match.group() if match.group() in _IN_NUMBER and between_digits else " "
@@ -218,13 +220,15 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     from babelprobe.text.affixes import elided, hyphens, proclitic_match
     from babelprobe.text.abbreviations import join_doubled, letters_of
     from babelprobe.text.normalize import in_capitals
-    from babelprobe.text.numbers import (canonical_number, groups_with_space, han_digit_years, join_number_spaces,
-                                         number_case_ending, number_head, range_dashes, roman_value, split_unit,
+    from babelprobe.text.numbers import (canonical_number, date_year, digits_apart_from_unspaced, groups_with_space,
+                                         han_digit_years, join_number_spaces, number_case_ending, number_head,
+                                         percent_words_as_sign, range_dashes, roman_value, split_unit,
                                          without_ordinal_dot)
 
     split = Split([], "", set(), {})
     rest: list[str] = []
     text = _wide_punctuation_apart(han_digit_years(text))  # 二〇〇一年 = 2001年
+    text = digits_apart_from_unspaced(percent_words_as_sign(text, language or None))  # 45 percent = 45%; 約 50%
     raws: list[str] = []
     for raw in join_doubled(join_number_spaces(text, groups_with_space(language)).split()):  # EE. UU.
         unit = split_unit(_strip_outer(raw), language or None)
@@ -264,6 +268,9 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
                 # 10 € answers a gold 10 (10 Euro): the amount is said; a decimal one is one
                 # whole token (10,5 € answers 10.5, never 10)
                 (split.wholes if "." in amount else rest).append(amount)
+        year = date_year(bare) if not gold else None
+        if year:
+            rest.append(year)  # on 11/9/2001 answers a gold 2001: the year is said; the date stays whole
         suffix = _APOSTROPHE_SUFFIX.search(token)
         if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
             rest.append(suffix.group(1))
