@@ -24,9 +24,14 @@ from babelprobe.text.titles import is_title
 
 # Rows the layer still reads wrong (lang-review2, issue 27): strict, so a fix must take its row out.
 STILL_WRONG = {
+    ("fi", "Matias"): "text/data/names/fi.tsv's stem rows (Matti -> Mati-) take every suffix row, the partitive -a "
+                      "and the clitic -s too (Mati+a+s), though the weak grade stands before a closing ending only "
+                      "(Karlsson 2018 § 9: Mattia, Matin); the suffix rows need a weak/strong column (lang-guard)",
+    ("zh", "鍾"): "hanziconv folds both 鍾 (a surname) and 鐘 'bell' to 钟: a one-way comparison is needed (lang-guard)",
+    ("ja", "田中村の田中さん"): "the mask refuses a name inside a longer dictionary word (王 in 王明, 明 in 明子), but "
+                          "the segmenter cuts 田中村 as 田中 | 村, so the village's 田中 is masked (lang-guard)",
     ("tr", "Ayşenin"): "suffixes glued without the apostrophe: tr.tsv:69 pins the same construction the other way (Alinin vs Ali: no, Göksel & Kerslake: a proper name's suffix follows an apostrophe); simplemma's lemmas would accept Ayşenin but also Alinin and Ecem (-> Ece, tr.tsv:125 no), and an Unsure flag refuses every mask of a passage with Aliye (tr.tsv:12 pins it kept): the two reviewed rows must be reconciled first",
     # lang-review3: rows checked against their sources; the fix is in the layer's Python
-    ("zh", "列夫•托尔斯泰写了这本书。"): "a name whose parts are joined by a bullet (U+2022) is masked part by part, leaving the bullet between two masks; the mask joins parts only across the middle dot of the name as given",
 }
 
 

@@ -51,8 +51,16 @@ except ImportError:
     HAS_ICU = False
 
 
+# Rows the layer still reads wrong (lang-guard, issue 27): strict, so a fix must take its row out.
+_TRADITIONAL = ("hanziconv folds whole texts to simplified, so two distinct traditional characters that share one "
+                "simplified form become one; a one-way comparison needs both spellings kept (lang-guard)")
+STILL_WRONG = {("zh", "髮"): _TRADITIONAL, ("zh", "乾"): _TRADITIONAL, ("zh", "鍾"): _TRADITIONAL}
+
+
 @pytest.mark.parametrize("case", case_params(OPERATIONS))
-def test_conformance(case: Case):
+def test_conformance(case: Case, request: pytest.FixtureRequest):
+    if (why := STILL_WRONG.get((case.language, case.input))) is not None:
+        request.applymarker(pytest.mark.xfail(reason=why, strict=True))
     if case.language in ICU_LANGUAGES and case.operation != "fold" and not HAS_ICU:
         pytest.skip("PyICU (the icu extra) is not installed: Lao, Khmer and Burmese are cut per grapheme")
     if case.operation == "fold":

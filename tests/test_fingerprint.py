@@ -97,7 +97,8 @@ def test_backend_revision_is_in_the_key(tmp_path, monkeypatch):
 
 # The code that decides what a backend answers. Changing it without bumping BACKEND_REVISION
 # would serve answers cached by the old code.
-SCORING_SOURCES = ("models/hf.py", "models/packing.py", "models/tokenization.py", "models/transformers_helpers.py")
+SCORING_SOURCES = ("models/hf.py", "models/packing.py", "models/tokenization.py", "models/transformers_helpers.py",
+                   "models/prefix_generation.py")
 REQUEST_DEFINITIONS = (
     base.ChatMessage, base.Generate, base.LogLikelihood, base.NextToken, base.HiddenStates,
     base.GenerateResult, base.LogLikelihoodResult, base.NextTokenResult, base.HiddenStatesResult,
@@ -126,7 +127,10 @@ REQUEST_DEFINITIONS = (
 # (same revision, new hash: type annotations only (issue 28): LogLikelihood.texts/ids typed accessors,
 # GenerateResult.finish_reason's FinishReason alias, packing.py's find/append split into plain
 # statements, hf.py's moments list filled where asked; no answer changed)
-PINNED = (2, "dd185c028d11e72fe35351bbab2213f7afa5c80dd3b41a5c6ab5a7aca70b6f5c")
+# (same revision, new hash and a new source: issue 31's self-checks recorded once per model (self_checks.py) and
+# greedy prompts sharing a long prefix decoded from its KV cache (prefix_generation.py): the same
+# answers, test_self_checks.py and test_prefix_generation.py pin them against the plain path)
+PINNED = (2, "b11665eef9fe76d24f5a58ae2fc1902c14ea01b1f7b5224958d6f55b293b4917")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -163,7 +167,9 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # (same revision, new hash: the merge of the two above, and tokenization.py bounding a text by characters)
 # (same revision, new hash: ForwardStats and hf.py's helpers moved verbatim into transformers_helpers.py)
 # (same revision, new hash: type annotations only: LogLikelihood.texts/ids, seq2seq's _prompt_ids)
-PINNED_SEQ2SEQ = (1, "9b23bd8d284e308125bde60f55a80e23ba0359302f13b8aa3975f7d068753a4c")
+# (same revision, new hash: hf.py's recorded self-checks and shared-prefix generation, issue 31,
+# which the encoder-decoder backend does not use)
+PINNED_SEQ2SEQ = (1, "3d6a0560de6fdfe27b170b28f6bd9e1a88bffd8ce73f919b0c499d6663dd8a1f")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 # typer vendors click: its groups' methods take this Context (typer.Context is a subclass)
@@ -24,7 +24,7 @@ from babelprobe.report.terminal import plain
 from babelprobe.config import RunOptions, comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families import FAMILIES, all_families, family_names, get_family, registered
-from babelprobe.families.base import SHARED_GROUPS, CommandRoot, Family
+from babelprobe.families.base import SHARED_GROUPS, CommandRoot, DemoRun, Family
 from babelprobe.models.model_spec import DEFAULT_MODEL
 
 if TYPE_CHECKING:
@@ -241,26 +241,40 @@ def demo(
 
     code, stages = 0, []
     loaded: dict[str, Backend] = {}  # each model loads once for the whole demo
+
+    def timed(title: str, step: Callable[[], None]) -> None:
+        """Run one stage and print its seconds: wall, and CPU (this process's, all its threads:
+        the figure that holds on a machine others load too)."""
+        wall, cpu = time.perf_counter(), time.process_time()
+        step()
+        stages.append((title, time.perf_counter() - wall, time.process_time() - cpu))
+        console.print(f"stage time, {title}: {stages[-1][1]:.1f} s wall, {stages[-1][2]:.1f} s CPU", highlight=False)
+
     for family in all_families():
         for demo_run in family.demo(out, model, device):
             console.rule(demo_run.title)
-            started = time.perf_counter()
-            code = max(code, _execute(family, demo_run.config, loaded))
-            stages.append((demo_run.title.split(":")[0], time.perf_counter() - started))
+
+            def execute(family: Family = family, demo_run: DemoRun = demo_run) -> None:
+                nonlocal code
+                code = max(code, _execute(family, demo_run.config, loaded))
+
+            timed(demo_run.title.split(":")[0], execute)
     for family in all_families():  # steps over several families' runs (Shared Path's graph)
         for title, step in family.demo_steps(out):
-            started = time.perf_counter()
-            step()
-            stages.append((title, time.perf_counter() - started))
-    started = time.perf_counter()
-    for path in write_demo_reports(out):
-        console.print(f"html: {plain(path)}")
-    stages.append(("html reports", time.perf_counter() - started))
-    table = Table(title="demo stage times (a model's loading and conversion count in the first stage that uses it)")
-    table.add_column("stage")
-    table.add_column("seconds", justify="right")
-    for stage, seconds in stages + [("total", sum(s for _, s in stages))]:
-        table.add_row(stage, f"{seconds:.1f}")
+            timed(title, step)
+
+    def reports() -> None:
+        for path in write_demo_reports(out):
+            console.print(f"html: {plain(path)}")
+
+    timed("html reports", reports)
+    table = Table(title="where the demo's time went (a model's loading and conversion count in the first stage "
+                        "that uses it)")
+    for column in ("stage", "seconds", "CPU seconds", "share of the time"):
+        table.add_column(column, justify="left" if column == "stage" else "right")
+    total_wall, total_cpu = sum(s[1] for s in stages), sum(s[2] for s in stages)
+    for stage, wall, cpu in stages + [("total", total_wall, total_cpu)]:
+        table.add_row(stage, f"{wall:.1f}", f"{cpu:.1f}", f"{100 * wall / total_wall:.0f}%" if total_wall else "")
     console.print(table)
     from babelprobe.models.devices import machine_speed
 

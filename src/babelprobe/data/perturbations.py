@@ -18,7 +18,8 @@ import regex
 from babelprobe.text.scripts import is_unspaced
 from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import Placement, is_patronymic, name_forms, name_parts, unspaced_parts
+from babelprobe.text.names import (NAME_HYPHENS, NAME_SEPARATORS, Placement, is_patronymic, name_forms, name_parts,
+                                    unspaced_parts)
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -59,10 +60,31 @@ class _Hit:
     name: str = ""  # the name it is a form of (its parts found side by side are one mask)
 
 
-_GAP = regex.compile(r"[\s.\-\u2010\u2011\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]*")
+_GAP = regex.compile(r"[\s." + NAME_HYPHENS + NAME_SEPARATORS + "]*")
+# what may stand between two parts of one name found side by side: they are then one mask
+_NAME_JOIN = regex.compile(r"[\s" + NAME_HYPHENS + NAME_SEPARATORS + "]*")
 _HYPHENATED = regex.compile(r"[-\u2010\u2011]\p{L}")
 _HYPHENATED_BEFORE = regex.compile(r"\p{L}[-\u2010\u2011]$")
-_SEPARATOR = r"[\s\u00B7\u2027\u30FB\uFF65=\uFF1D\u30A0\u2E31\u2E33]"  # a name separator (・ ＝ ·) or a space
+_SEPARATOR = r"[\s" + NAME_HYPHENS + NAME_SEPARATORS + "]"  # a name separator (・ ＝ · •), a hyphen or a space
+
+
+# UAX #29 keeps a middle dot inside a word (MidLetter, for Catalan l·l), so 레프·톨스토이가 is one
+# token; a name separator there is cut, except the Catalan ela geminada l·l (IEC, Ortografia
+# catalana §3.2.3: col·lecció, Marcel·lí)
+_INNER_SEPARATOR = regex.compile(r"[" + NAME_SEPARATORS + r"](?<![lL]\u00b7(?=[lL]))")
+
+
+def _cut_at_separators(words: list[Token]) -> list[Token]:
+    """Word tokens cut where a name separator stands inside them (레프·톨스토이가 -> 레프, 톨스토이가)."""
+    out: list[Token] = []
+    for token in words:
+        start = 0
+        for found in [*_INNER_SEPARATOR.finditer(token.text), None]:
+            end = found.start() if found else len(token.text)
+            if end > start:
+                out.append(Token(token.start + start, token.start + end, token.text[start:end], token.kind))
+            start = found.end() if found else start
+    return out
 
 
 def _word_char(ch: str) -> bool:
@@ -114,6 +136,18 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
     return bool(before or after)
 
 
+def _inside_longer_word(text: str, start: int, end: int, name: str, language: str) -> bool:
+    """The name at text[start:end] begins a longer word of the language's dictionary segmenter
+    (王 in 王明, 明 in 明子) that is not the name with its honorific or particle (王先生, 凤姐儿,
+    田中さん: text.mentions.is_name): another name or word, never this character's. Only a word
+    that starts with the name counts: one that starts before it is an address (老王) or the
+    segmenter's cut across a name (张|伟说), which must not leave the name in the text."""
+    from babelprobe.text.mentions import is_name
+
+    return any(token.kind == "word" and token.start == start and token.end > end
+               and not is_name(token.text, name, language) for token in tokens(text, language))
+
+
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     """A name in a script written without spaces is found inside the text (no boundary is
     written: 林黛玉说), its parts joined by an optional name separator (アンナ・カレーニナ)."""
@@ -127,7 +161,8 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     hits = []
     for found in pattern.finditer(haystack):
         start, end = found.span()
-        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end):
+        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end) and \
+                not _inside_longer_word(text, start, end, name, language):
             hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", text[start:end],
                                                          name, (start, end))))
     return hits
@@ -209,12 +244,13 @@ def _maskable_parts(name: str, language: str) -> list[list[str]]:
 
 def _joined(text: str, hits: list[_Hit]) -> list[_Hit]:
     """Parts of one name found side by side (Alexei Vronsky in a text naming Count Alexei
-    Vronsky) are one mask, as the whole name would be."""
+    Vronsky), apart by a space, a name separator or a hyphen (列夫•托尔斯泰 for 列夫·托尔斯泰), are one
+    mask, as the whole name would be."""
     out: list[_Hit] = []
     for hit in hits:
         last = out[-1] if out else None
         if (last and last.name and hit.name == last.name and not last.keep_after and not hit.keep_before
-                and _GAP.fullmatch(text[last.end:hit.start]) and text[last.end:hit.start].strip() == ""):
+                and _NAME_JOIN.fullmatch(text[last.end:hit.start])):
             evidence = Evidence(last.evidence.rule + " | " + hit.evidence.rule, text[last.start:hit.end],
                                 f"{last.evidence.form} {hit.evidence.form}", (last.start, hit.end),
                                 "; ".join(filter(None, [last.evidence.source, hit.evidence.source])) or None)
@@ -244,7 +280,7 @@ def _masked(text: str, names: tuple[str, ...], language: str) -> Masked:
     [MASK]는, [MASK]'s). A passage without a language is read by English rules (OWL's originals).
     Raises NameNotMaskable naming the form when a token starts with the name but the layer cannot
     place it (text.names: Unsure), as the masked passage could still show the name."""
-    words = [t for t in tokens(text, language) if t.kind in ("word", "number")]
+    words = _cut_at_separators([t for t in tokens(text, language) if t.kind in ("word", "number")])
     hits: list[_Hit] = []
     refused: list[tuple[Token, str]] = []
     for name in names:

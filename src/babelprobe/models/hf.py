@@ -33,6 +33,8 @@ from babelprobe.models.base import (
     TokenizeResult,
 )
 from babelprobe.models.packing import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
+from babelprobe.models.prefix_generation import greedy_from_shared_prefix, prefix_groups
+from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks, recorded_checks
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
 from babelprobe.models.transformers_helpers import (
     ForwardStats, cut_generated, head_normalisers, resolve_device, resolve_dtype, tokenize_text, vocab_moments,
@@ -69,6 +71,7 @@ class TransformersBackend:
         tokenizer,
         fingerprint: Fingerprint,
         max_length: int | None = None,
+        checks_key: str | None = None,
     ):
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -93,20 +96,34 @@ class TransformersBackend:
             bos_token_id=model.generation_config.bos_token_id, eos_token_id=self._eos, pad_token_id=self.pad_id,
         )
         self._decoder, self._head, self._softcap = None, None, None
-        self.gathered_head = self._use_gathered_head()
-        self.tree_rows = self._tree_rows_agree()
+        # the self-checks' outcome, recorded per model and code (self_checks.py): run once
+        known = recorded_checks(checks_key) if checks_key else None
+        if known is None:
+            self.gathered_head = self._use_gathered_head()
+            self.tree_rows = self._tree_rows_agree()
+            if checks_key:
+                record_checks(checks_key, SelfChecks(gathered_head=self.gathered_head, tree_rows=self.tree_rows))
+        else:
+            self.gathered_head = known.gathered_head and self._bind_head()
+            self.tree_rows = known.tree_rows
 
-    def _use_gathered_head(self) -> bool:
-        """Gather hidden states before the LM head (plus final soft-capping, read from the text
-        config: multimodal wrappers keep it there) when that reproduces ``model(...).logits`` on a
-        short input; any other head scaling, or a decoder that cannot be called alone, falls back
-        to the model's own forward with ``logits_to_keep``."""
+    def _bind_head(self) -> bool:
+        """Take the decoder and the LM head apart (plus final soft-capping, read from the text
+        config: multimodal wrappers keep it there); False where the model has no such parts."""
         decoder = getattr(self.model, "model", None)
         head = self.model.get_output_embeddings()
         if decoder is None or head is None:
             return False
         self._decoder, self._head = decoder, head
         self._softcap = getattr(self.model.config.get_text_config(), "final_logit_softcapping", None)
+        return True
+
+    def _use_gathered_head(self) -> bool:
+        """Gather hidden states before the LM head (``_bind_head``) when that reproduces
+        ``model(...).logits`` on a short input; any other head scaling, or a decoder that cannot be
+        called alone, falls back to the model's own forward with ``logits_to_keep``."""
+        if not self._bind_head():
+            return False
         rows = [self.boundary.encode_text(t) for t in ("The capital of France is Paris.", "Kigali, Rwanda")]
         ids, mask, positions = self._left_pad(rows)
         real = mask.nonzero(as_tuple=True)
@@ -170,7 +187,10 @@ class TransformersBackend:
         # transformers types .to() through a wrapper that loses its self argument (a stub gap)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)  # type: ignore[arg-type]
         fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)
-        return cls(model, tokenizer, fingerprint, max_length)
+        device_name = torch.cuda.get_device_name(model.device) if model.device.type == "cuda" else model.device.type
+        key = checks_key(fingerprint, type(model).__name__, getattr(model.config, "_attn_implementation", None),
+                         device_name)
+        return cls(model, tokenizer, fingerprint, max_length, checks_key=key)
 
     @property
     def has_chat_template(self) -> bool:
@@ -448,6 +468,20 @@ class TransformersBackend:
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
+            if temperature == 0 and not want_logprobs and (penalty or 1.0) == 1.0:
+                # greedy rows sharing a long prefix (a judge's prompts): the prefix is run once
+                for group, shared in self._prefix_groups(rows, max_tokens):
+                    new_rows = greedy_from_shared_prefix(self.model, [rows[k] for k in group], shared, max_tokens,
+                                                         self._eos, self.pad_id, self._stopping(stop))
+                    self.stats.forward_calls += 1
+                    self.stats.sequences += len(group)
+                    for k, toks in zip(group, new_rows):
+                        text, finish, toks = cut_generated(self.tokenizer, toks, set(self._eos), requests[members[k]].stop)
+                        results[members[k]] = GenerateResult(text=text, finish_reason=finish, token_ids=toks)
+                rows = [row for k, row in enumerate(rows) if members[k] not in results]
+                members = [i for i in members if i not in results]
+                if not members:
+                    continue
             ids, mask, _ = self._left_pad(rows)
             config = self._generation_config(max_tokens, temperature, want_logprobs, penalty)
             ctx: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
@@ -473,6 +507,15 @@ class TransformersBackend:
                 lps = step_lps[b, : len(toks)].tolist() if step_lps is not None else None
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
+
+    def _prefix_groups(self, rows: list[list[int]], max_tokens: int) -> list[tuple[list[int], int]]:
+        """Rows sharing a long prefix (prefix_generation.py), where a cache built from a prefix
+        alone and a mask with a gap serve the model exactly: every layer is attention that honours
+        a mask (the tree-row check, ``_tree_rows_agree``) and no sliding window binds."""
+        window = getattr(self.model.config, "sliding_window", None)
+        if not self.tree_rows or (window and max(len(r) for r in rows) + max_tokens > window):
+            return []
+        return prefix_groups(rows)
 
     def _stopping(self, stop: tuple[str, ...]) -> StoppingCriteriaList:
         """A sequence that produced a stop string stops (the rest of the batch goes on); the text

@@ -19,8 +19,11 @@ row per form, each with the grammar it comes from) lists:
   Czech mobile e Pavel -> Pavla, Pavlovi);
 - ``gradation``: the last syllable's change before an ending (Finnish consonant gradation,
   ``nk → ng``: Helsinki -> Helsingissä; ``k → -``: Turku -> Turussa; e-stems, ``hti → hde``:
-  Lahti -> Lahdessa, ``mi → me``: Rovaniemi -> Rovaniemellä); the changed stem then takes the
-  endings the language allows.
+  Lahti -> Lahdessa, ``mi → me``: Rovaniemi -> Rovaniemellä); the changed stem then takes
+  only a ``weak_ending`` row of the table (an ending that closes the syllable: Matin, Matilla),
+  never the generic rule, so a different word that starts like the weak stem (Matilda, Joel,
+  Järvenpää) is no form;
+- ``weak_ending``: the endings (and clitics after them) that follow a weak-grade stem.
 
 Beyond the listed forms, any ending of letters is accepted up to a length set by the language's
 profile (text/data/languages.tsv column ``suffixing``, lang-core's table): ``none`` 0 letters,
@@ -42,8 +45,10 @@ from typing import Literal
 
 import regex
 
-Kind = Literal["ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final", "gradation"]
-KINDS = ("ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final", "gradation")
+Kind = Literal["ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final", "gradation",
+               "weak_ending"]
+KINDS = ("ending", "counter", "proclitic", "article", "article_merge", "hyphen", "elision", "final", "gradation",
+         "weak_ending")
 ATTACHES = ("word", "number", "any")
 COLUMNS = ["kind", "form", "attaches_to", "gloss", "source"]
 MAX_ENDING = {"none": 0, "short": 2, "long": 3, "agglutinative": 4}
@@ -227,9 +232,10 @@ def stem_match(word: str, gold: str, language: str | None) -> AffixMatch | None:
         if at < 1 or not all(ch in _VOWELS for ch in after_strong) or not (after_strong or strong[-1] in _VOWELS):
             continue  # the last syllable only: the consonant before the final vowel(s), or an e-stem's final i
         stem = gold[:at] + ("" if weak == "-" else weak) + gold[at + len(strong):]
-        after = ending_match(word[len(stem):], gold, language) if word.startswith(stem) and word != stem else None
-        if after is not None:
-            return AffixMatch("stem", f"{strong} -> {weak} + -{word[len(stem):]}", row.source, after.unsure)
+        # the weak grade stands before a closing ending only (Matin, Matilla; Matilda is another name)
+        after = _stack(word[len(stem):], table.forms("weak_ending")) if word.startswith(stem) and word != stem else None
+        if after:
+            return AffixMatch("stem", f"{strong} -> {weak} + -{word[len(stem):]}", row.source)
     for row in table.forms("final"):
         final, _, replacements = row.form.partition(" → ")
         if not gold.endswith(final) or len(gold) - len(final) < 2:

@@ -265,9 +265,10 @@ def _place(name: str, language: str, token: str) -> Placement | Unsure | None:
     placed = name_forms(name, language or None)._place(token)
     if isinstance(placed, Placement) or not in_capitals(token):
         return placed
-    # a word in capitals may be printed without its diacritics (STEPAN, LUKASZ): both sides
-    # folded by the capitals rows of text/data/folding.tsv, for this word only
-    bare = name_forms(fold_capitals(name, language or None), language or None)._place(fold_capitals(token, language or None))
+    # a word in capitals may be printed without its diacritics (STEPAN, LUKASZ): the name folded
+    # by the capitals rows of text/data/folding.tsv, for this word only; the word keeps the
+    # diacritics it prints (ŠTĚPÁN is not Stepan, ŁUKASZ is not Lukas)
+    bare = name_forms(fold_capitals(name, language or None), language or None)._place(token)
     if not isinstance(bare, Placement):
         return placed
     rule = bare.rule + " (written in capitals without diacritics: text/data/folding.tsv capitals rows)"
@@ -412,7 +413,13 @@ def name_parts(name: str, language: str | None = None) -> list[str]:
     return [token.text for token in tokens(name, language) if token.kind in ("word", "number")]
 
 
-_UNSPACED_SEPARATORS = "\u00b7\u2027\u30fb\uff65=\uff1d\u30a0\u2e31\u2e33\u2022"
+# what joins the parts of one name (Unicode Standard §6.2 and §18.1): the middle dot U+00B7 of
+# Chinese transliterated names (列夫·托尔斯泰) and its stand-ins in ordinary typing, the bullet U+2022
+# and hyphenation point U+2027; the katakana middle dot U+30FB/U+FF65 and double hyphens ＝ ゠
+# (アンナ・カレーニナ, ジャン＝ポール); the word separator dots U+2E31/U+2E33
+NAME_SEPARATORS = "\u00b7\u2027\u30fb\uff65=\uff1d\u30a0\u2e31\u2e33\u2022"
+# ... and the hyphens (ASCII, U+2010, the non-breaking U+2011) of a hyphenated name (让-保罗, Jean-Paul)
+NAME_HYPHENS = "\\-\u2010\u2011"
 
 
 def unspaced_parts(name: str, language: str | None = None) -> list[str]:
@@ -423,7 +430,7 @@ def unspaced_parts(name: str, language: str | None = None) -> list[str]:
     (林黛玉 stays whole), so there a part needs its separator."""
     import regex
 
-    pieces = [p for p in regex.split(r"[\s" + _UNSPACED_SEPARATORS + "]+", name) if p]
+    pieces = [p for p in regex.split(r"[\s" + NAME_SEPARATORS + "]+", name) if p]
     parts = list(pieces) if len(pieces) > 1 else []
     if _base(language) == "ja":
         from babelprobe.text.segment import words

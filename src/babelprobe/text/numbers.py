@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import regex
@@ -268,13 +268,16 @@ def split_unit(token: str, language: str | None = None) -> tuple[str, str, UnitS
     return number, symbol, rows[symbol]
 
 
-_HAN_DIGIT_RUN = re.compile("[〇一二三四五六七八九]{2,}(?=年)|[〇一二三四五六七八九]*〇[〇一二三四五六七八九]*")
+# three digits or more before 年: two adjacent digits are an approximate number (三四年 'three or
+# four years', Chao, A Grammar of Spoken Chinese (1968) § 7.9), never the year 34
+_HAN_DIGIT_RUN = re.compile("[〇一二三四五六七八九]{3,}(?=年)|[〇一二三四五六七八九]*〇[〇一二三四五六七八九]*")
 
 
 def han_digit_years(text: str) -> str:
     """Han digits written positionally (GB/T 15835-2011 §4.2: years as 二〇〇一年, with 〇 for
-    zero) as ASCII digits: a run of two or more before 年 (year), or a run holding 〇 (a digit
-    no word uses). Counted numbers (一个, 十二) and single characters are words and stay."""
+    zero) as ASCII digits: a run of three or more before 年 (year), or a run holding 〇 (a digit
+    no word uses). Counted numbers (一个, 十二), approximate numbers (三四年, 五六年) and single
+    characters are words and stay."""
     return _HAN_DIGIT_RUN.sub(lambda m: "".join(_HAN_DIGITS[ch] for ch in m.group()) if len(m.group()) > 1
                               else m.group(), text)
 
@@ -285,12 +288,15 @@ def han_digit_years(text: str) -> str:
 class NumberMarks:
     """The rows of text/data/number_marks.tsv, compiled: range marks between digits, the joiner
     of a case ending after a number (per language), ordinal indicators, and the scripts a
-    number is written against."""
+    number is written against; what parts two numbers written apart into no range (a sentence or
+    list break, a word for 'or')."""
 
     range_marks: str
     ending_joiners: dict[str, str]  # language -> joiner
     ordinals: str  # as written (º ª)
     scripts: tuple[str, ...]
+    range_breaks: str = ""
+    alternatives: dict[str, frozenset[str]] = field(default_factory=dict)  # language -> words for 'or'
 
 
 @lru_cache(maxsize=1)
@@ -298,8 +304,9 @@ def number_marks() -> NumberMarks:
     from babelprobe.text.normalize import _cell_text
     from babelprobe.text.tables import table_rows
 
-    ranges, ordinals = "", ""
+    ranges, ordinals, breaks = "", "", ""
     joiners: dict[str, str] = {}
+    alternatives: dict[str, frozenset[str]] = {}
     scripts: tuple[str, ...] = ()
     for where, (kind, marks, languages, _source) in table_rows("number_marks.tsv", ["kind", "marks", "languages", "source"]):
         items = [_cell_text(m, where) for m in marks.split()]
@@ -311,9 +318,34 @@ def number_marks() -> NumberMarks:
             ordinals += "".join(items)
         elif kind == "script_change":
             scripts = tuple(items)
+        elif kind == "range_break":
+            breaks += "".join(items)
+        elif kind == "alternative":
+            for code in languages.split():
+                alternatives[code] = alternatives.get(code, frozenset()) | frozenset(items)
         else:
-            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected range/case_ending/ordinal/script_change")
-    return NumberMarks(ranges, joiners, ordinals, scripts)
+            raise ValueError(f"{where}: field 'kind' is {kind!r}, expected "
+                             "range/case_ending/ordinal/script_change/range_break/alternative")
+    return NumberMarks(ranges, joiners, ordinals, scripts, breaks, alternatives)
+
+
+def parts_a_range(between: str, language: str | None) -> bool:
+    """Does the text written between two numbers (folded) leave them a range's two ends (from 1914
+    to 1918), rather than two numbers apart: a sentence or list break between them (1914. In 1918;
+    1914; 1918) or the language's word for 'or' (1914 or 1918, 1914年或1918年)? Rows
+    ``range_break`` and ``alternative`` of text/data/number_marks.tsv."""
+    marks = number_marks()
+    if any(ch in marks.range_breaks for ch in between):
+        return False
+    words = marks.alternatives.get((language or "").split("-")[0].lower(), frozenset())
+    spaced = set(regex.findall(r"[\p{L}\p{M}]+", between))
+    return not any(w in spaced or (not w.isascii() and w in between and _unspaced(w)) for w in words)
+
+
+def _unspaced(word: str) -> bool:
+    from babelprobe.text.scripts import UNSPACED_SCRIPTS, char_script
+
+    return char_script(word[0]) in UNSPACED_SCRIPTS
 
 
 @lru_cache(maxsize=1)
@@ -350,3 +382,77 @@ def without_ordinal_dot(token: str, written: str) -> str:
 def number_head(token: str) -> regex.Match[str] | None:
     """The number at the start of a token written against a Han, kana or Hangul word (1,000人)."""
     return _mark_patterns()[2].match(token)
+
+
+@dataclass(frozen=True)
+class PercentWord:
+    word: str  # as written in text/data/percent_words.tsv (pour cent, процентов, 百分之)
+    before: bool  # written before the number (Turkish yüzde 45, Chinese 百分之50)
+    source: str
+
+
+@lru_cache(maxsize=1)
+def _percent_rows() -> dict[str, tuple[PercentWord, ...]]:
+    from babelprobe.text.tables import table_rows
+
+    rows: dict[str, list[PercentWord]] = {}
+    for where, (language, word, position, source) in table_rows(
+            "percent_words.tsv", ["language", "word", "position", "source"]):
+        if position not in ("before", "after"):
+            raise ValueError(f"{where}: field 'position' is {position!r}, expected before or after")
+        if not word.strip():
+            raise ValueError(f"{where}: field 'word' is empty")
+        rows.setdefault(language, []).append(PercentWord(word, position == "before", source))
+    return {language: tuple(words) for language, words in rows.items()}
+
+
+def _alternatives(words: list[PercentWord]) -> str:
+    ordered = sorted(words, key=lambda w: -len(w.word))  # процентов before процент
+    return "|".join(r"\s+".join(regex.escape(part) for part in w.word.split()) for w in ordered)
+
+
+@lru_cache(maxsize=256)
+def _percent_pattern(language: str | None) -> regex.Pattern[str] | None:
+    words = _percent_rows().get((language or "en").split("-")[0].lower(), ())
+    after = _alternatives([w for w in words if not w.before])
+    before = _alternatives([w for w in words if w.before])
+    ways = ([rf"(?P<n1>{_NUMBER_TEXT})\s*(?:{after})(?![\p{{L}}\p{{M}}])"] if after else []) + \
+        ([rf"(?<![\p{{L}}\p{{M}}])(?:{before})\s*(?P<n2>{_NUMBER_TEXT})"] if before else [])
+    return regex.compile("|".join(ways), regex.IGNORECASE) if ways else None
+
+
+def percent_words_as_sign(text: str, language: str | None = None) -> str:
+    """A percentage written with the language's word for per cent (text/data/percent_words.tsv,
+    from CLDR's unit names) written with the sign, as the number reader reads it: ``45 percent``,
+    ``45 Prozent``, ``45 pour cent``, ``45 процентов``, ``yüzde 45``, ``百分之50`` -> ``45%``/``50%``.
+    With no language, English."""
+    pattern = _percent_pattern(language)
+    if pattern is None:
+        return text
+    return pattern.sub(lambda m: (m.groupdict().get("n1") or m.groupdict().get("n2") or "") + "%", text)
+
+
+# a digit written against a character of a script without spaces (約50%, 约50%, ประมาณ50%): the
+# script change is a word boundary (UAX #29 with the layer's script breaks, text.segment)
+_UNSPACED_BEFORE_DIGIT = regex.compile(
+    r"(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}])(?<!\p{Nd})(?=[-+\u2212]?\p{Nd})")
+
+
+def digits_apart_from_unspaced(text: str) -> str:
+    """A space where a number follows a character of a script written without spaces, so the
+    number is a token of its own: ``約50%`` -> ``約 50%``."""
+    return _UNSPACED_BEFORE_DIGIT.sub(" ", text)
+
+
+# a numeric date (CLDR's short date patterns: d/M/y, M/d/y, y/M/d with a slash; ISO 8601 y-M-d; the
+# dotted d.M.y of de, ru, pl, ... with a four-digit year, which no digit grouping can be)
+_DATE = regex.compile(r"\d{1,2}/\d{1,2}/(\d{4})|(\d{4})/\d{1,2}/\d{1,2}|(\d{4})-\d{1,2}-\d{1,2}|\d{1,2}\.\d{1,2}\.(\d{4})")
+
+
+def date_year(token: str) -> str | None:
+    """The four-digit year of a numeric date (``11/9/2001``, ``2001/9/11``, ``2001-09-11``,
+    ``11.09.2001`` -> ``2001``), or None. An answer that gives the date says its year; the date
+    itself stays one token (1945-05-12 is not 1945-12-05). Two numbers with a slash are a
+    fraction or a ratio (1/2, 24/7), one value with no year: None."""
+    match = _DATE.fullmatch(unicodedata.normalize("NFKC", token))
+    return next((part for part in match.groups() if part is not None), None) if match else None

@@ -28,11 +28,14 @@ prediction, each Chinese/Japanese ideograph counted as a word (footnote 7). Two 
     currency or percent sign with or without a space (5 € = 5€ = €5, % 5 = 5%); decades with or
     without the apostrophe (1980's = 1980s); digits written against Han, kana or Hangul are read
     apart (1,000人 = 1000人); years in positional Han digits are numbers (二〇〇一年 = 2001年, GB/T
-    15835); a unit symbol or a currency written in letters is a word apart from its number however
-    spaced (5km = 5 km, -3.5°C = −3.5 °C, Rp5.000 = Rp 5.000; text/data/units.tsv); a predicted
-    amount with a currency or percent sign also answers the bare gold number (10 € for 10 Euro);
-    a gold range is found as its two ends in order with at most one word between (from 1914 to
-    1918 for 1914–1918). The range marks, case-ending joiners and ordinal indicators are rows of
+    15835; three digits or more: 三四年 'three or four years' stays words); a unit symbol or a
+    currency written in letters is a word apart from its number however spaced (5km = 5 km,
+    -3.5°C = −3.5 °C, Rp5.000 = Rp 5.000; text/data/units.tsv); a predicted amount with a
+    currency or percent sign also answers the bare gold number (10 € for 10 Euro; a decimal
+    amount only the same decimal: 10,5 € is no 10);
+    a gold range is found as its two ends in order with at most two words between (from 1914 to
+    1918 for 1914–1918), and no sentence or list break nor a word for 'or' between them (1914 or
+    1918 is two years). The range marks, case-ending joiners and ordinal indicators are rows of
     text/data/number_marks.tsv. An upper-case Roman numeral of the gold answer is also found as its
     value (Louis XIV in "Louis 14"), and a gold number as a prediction's upper-case Roman numeral
     of two or more letters.
@@ -203,6 +206,8 @@ _IN_NUMBER = frozenset("\uFF0C\uFF0E\uFF0F\uFF1A")
 
 def _wide_punctuation_apart(text: str) -> str:
     def apart(match: regex.Match) -> str:
+        if match.group() == "\uff05":
+            return "%"  # the full-width percent sign (NFKC) stays with its number: ５０％
         i = match.start()
         between_digits = 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
         return match.group() if match.group() in _IN_NUMBER and between_digits else " "
@@ -216,13 +221,15 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
     from babelprobe.text.affixes import elided, hyphens, proclitic_match
     from babelprobe.text.abbreviations import join_doubled, letters_of
     from babelprobe.text.normalize import in_capitals
-    from babelprobe.text.numbers import (canonical_number, groups_with_space, han_digit_years, join_number_spaces,
-                                         number_case_ending, number_head, range_dashes, roman_value, split_unit,
+    from babelprobe.text.numbers import (canonical_number, date_year, digits_apart_from_unspaced, groups_with_space,
+                                         han_digit_years, join_number_spaces, number_case_ending, number_head,
+                                         percent_words_as_sign, range_dashes, roman_value, split_unit,
                                          without_ordinal_dot)
 
     split = Split([], "", set(), {})
     rest: list[str] = []
     text = _wide_punctuation_apart(han_digit_years(text))  # 二〇〇一年 = 2001年
+    text = digits_apart_from_unspaced(percent_words_as_sign(text, language or None))  # 45 percent = 45%; 約 50%
     raws: list[str] = []
     for raw in join_doubled(join_number_spaces(text, groups_with_space(language)).split()):  # EE. UU.
         unit = split_unit(_strip_outer(raw), language or None)
@@ -259,7 +266,12 @@ def _split_whole(text: str, language: str = "", gold: bool = False) -> Split:
             token = number
             amount = "".join(ch for ch in number if unicodedata.category(ch) != "Sc").rstrip("%\u2030")
             if not gold and amount != number and amount.replace(".", "", 1).isdigit():
-                rest.append(amount)  # 10 € answers a gold 10 (10 Euro): the amount is said
+                # 10 € answers a gold 10 (10 Euro): the amount is said; a decimal one is one
+                # whole token (10,5 € answers 10.5, never 10)
+                (split.wholes if "." in amount else rest).append(amount)
+        year = date_year(bare) if not gold else None
+        if year:
+            rest.append(year)  # on 11/9/2001 answers a gold 2001: the year is said; the date stays whole
         suffix = _APOSTROPHE_SUFFIX.search(token)
         if suffix and _is_whole(token):  # AT&T's, 1990'larda, C++'ın: the ending apart
             rest.append(suffix.group(1))
@@ -383,14 +395,18 @@ def _number_match(text: str, prediction: Prediction, gold_romans: dict[str, int]
 
 
 def _capitals_match(text: str, prediction: Prediction, language: str, gold: Split) -> Match | None:
-    """A word written in capitals without its diacritics (LODZ for Łódź, STEPAN for Štěpán): both
-    sides folded by the capitals rows of text/data/folding.tsv, only where one is in capitals."""
+    """A word written in capitals without its diacritics (LODZ for Łódź, STEPAN for Štěpán): the
+    other side folded by the capitals rows of text/data/folding.tsv, only where one is in
+    capitals; the word in capitals is compared as written, so the diacritics it does print
+    count (SĄD is sąd, never sad; HẢ is not Hà)."""
     from babelprobe.text.normalize import fold_capitals
 
     for script, word in prediction.units:
         if script is None and (word in prediction.split.capitals or text in gold.capitals):
-            bare_gold, bare_word = fold_capitals(text, language or None), fold_capitals(word, language or None)
-            found = word_match(bare_gold, bare_word, language) if (bare_gold, bare_word) != (text, word) else None
+            pairs = ([(fold_capitals(text, language or None), word)] if word in prediction.split.capitals else []) + \
+                ([(text, fold_capitals(word, language or None))] if text in gold.capitals else [])
+            found = next((m for bare_gold, bare_word in pairs if (bare_gold, bare_word) != (text, word)
+                          for m in [word_match(bare_gold, bare_word, language)] if m is not None), None)
             if found is not None:
                 return Match(Evidence("capitals+" + found.evidence.rule, text, form=word,
                                       source="text/data/folding.tsv capitals rows (ICAO Doc 9303; CLDR Latin-ASCII)"),
@@ -403,13 +419,22 @@ _LEAD_NUMBER = regex.compile(r"(\d+(?:\.\d+)?)\p{L}*")  # 1914, 1914년부터: a
 MAX_RANGE_WORDS = 2  # spaced words between a range's ends: to, bis, a, e il (tra il 1914 e il 1918)
 
 
-def _range_in_words(text: str, prediction: Prediction) -> Match | None:
+def _range_in_words(text: str, prediction: Prediction, language: str) -> Match | None:
     """A gold range (1914-1918) given by the prediction as its two ends, in order, with at most
     two spaced words between them (from 1914 to 1918, von 1914 bis 1918, tra il 1914 e il 1918,
-    1914년부터 1918년까지; a counter or particle of an unspaced script is free: 1914年至1918年)."""
+    1914년부터 1918년까지; a counter or particle of an unspaced script is free: 1914年至1918年),
+    and neither a sentence or list break nor a word for 'or' between them (text.numbers.parts_a_range:
+    1914. In 1918, 1914 or 1918 are two years)."""
+    from babelprobe.text.numbers import parts_a_range
+
     ends = _RANGE.fullmatch(text)
     if ends is None:
         return None
+    written = [m.group(1) for m in regex.finditer(
+        rf"(?<![\d.,]){regex.escape(ends.group(1))}(?![\d])(.*?)(?<![\d.,]){regex.escape(ends.group(2))}(?!\d)",
+        prediction.raw)]
+    if written and not any(parts_a_range(between, language) for between in written):
+        return None  # every place the two ends are written, something parts them
 
     def number(word: str) -> str | None:
         found = _LEAD_NUMBER.fullmatch(word)
@@ -440,7 +465,7 @@ def _found(unit: Unit, prediction: Prediction, language: str, gold: Split) -> Ma
                 rule = "number" if text in gold.numbers or w in prediction.split.numbers else "whole"
                 return Match(Evidence(rule if after.rule == "exact" else f"{rule}+{after.rule}", text, form=w,
                                       source=after.source), after.unsure)
-        return _range_in_words(text, prediction)
+        return _range_in_words(text, prediction, language)
     if script is None:
         for s, w in prediction.units:
             found = word_match(text, w, language) if s is None else None
