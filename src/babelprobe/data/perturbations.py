@@ -18,7 +18,7 @@ import regex
 from babelprobe.text.scripts import is_unspaced
 from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import NAME_HYPHENS, NAME_SEPARATORS, is_patronymic, name_forms, name_parts, unspaced_parts
+from babelprobe.text.names import NAME_HYPHENS, NAME_SEPARATORS, Placement, is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title
@@ -188,7 +188,7 @@ def _spaced_hits(text: str, words: list[Token], name: str, language: str, parts:
     forms = [name_forms(part, language) for part in parts]
     hits, unsure = [], []
     for i in range(len(words) - len(parts) + 1):
-        placements = []
+        placements: list[tuple[Token, Placement, int, int]] = []
         for j, part_forms in enumerate(forms):
             token = words[i + j]
             if j and not _GAP.fullmatch(text[words[i + j - 1].end:token.start]):

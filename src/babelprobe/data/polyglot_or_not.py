@@ -140,7 +140,7 @@ def _files(path: Path, langs: Iterable[str] | None) -> list[tuple[Path, str | No
         return [(path, stem if _LANG_CODE.match(stem) and canonical_code(stem) in asked else None)]
     if not path.is_dir():
         raise DatasetError([Problem(str(path), None, None, "no such file or directory")])
-    found = {}
+    found: dict[str, Path] = {}
     for file in sorted(path.iterdir()):
         if file.suffix.lower() in TABLE_SUFFIXES and _LANG_CODE.match(file.name.split(".")[0]):
             found.setdefault(file.name.split(".")[0], file)

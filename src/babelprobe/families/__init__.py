@@ -84,6 +84,8 @@ def fetch_dataset(name: str, out: Path | None = None, source: str | None = None,
 
     def check(folder: Path) -> str:
         family = get_family(release.probe)
-        return family.describe(load_items(family, family.config(out=Path("."), data=folder / release.data)))
+        # validated from a dict: each family's config gives its own `probe` default (RunOptions has none)
+        config = family.config.model_validate({"out": Path("."), "data": folder / release.data})
+        return family.describe(load_items(family, config))
 
     return fetch_release(release, check, out, source, langs)

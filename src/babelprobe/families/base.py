@@ -66,6 +66,19 @@ class Plan:
         return frozenset(getattr(self.probe, "request_kinds", ()))
 
 
+Result = TypeVar("Result", bound=BaseModel)
+
+
+def response_of(outcome: Outcome, kind: type[Result]) -> Result:
+    """The response of an outcome that did not fail, as the result type its request's kind answers
+    (a ``loglikelihood`` request: ``LogLikelihoodResult``...). TypeError if it is another: a backend
+    answered with the wrong kind, a bug to say, never a value to read."""
+    if not isinstance(outcome.response, kind):
+        raise TypeError(f"expected a {kind.__name__}, got {type(outcome.response).__name__} "
+                        f"(error: {outcome.error})")
+    return outcome.response
+
+
 class StageContext:
     """What a stage's ``run`` may use; the pipeline makes one per stage. Every request goes through
     the run's one response cache, its executor (for the model under test) and its progress display,

@@ -42,7 +42,7 @@ class ResponseCache:
 
     def get_many(self, fingerprint: str, keys: Iterable[str]) -> dict[str, Response]:
         """The cached responses of ``keys``, each read as its kind's response type."""
-        return {key: RESPONSE_TYPES[kind].model_validate_json(payload)  # type: ignore[misc]
+        return {key: RESPONSE_TYPES[kind].model_validate_json(payload)
                 for key, kind, payload in self._rows(fingerprint, keys)}
 
     def get_answers(self, fingerprint: str, keys: Iterable[str], answer: type[Answer]) -> dict[str, Answer]:

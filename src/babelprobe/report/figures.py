@@ -18,6 +18,7 @@ import io
 import math
 import warnings
 from pathlib import Path
+from typing import Any, Mapping
 
 import matplotlib
 
@@ -34,7 +35,7 @@ from babelprobe.analysis.bootstrap import SMALL_N, Cell, small_n  # noqa: E402,F
 from babelprobe.report.terminal import strip_control  # noqa: E402
 
 CMAP = "RdBu"  # blue = higher, red = lower, on every page (scores 0-100 and similarities -1..1 alike)
-MISSING = dict(facecolor="#e0e0e0", edgecolor="#9a9a9a", hatch="///", linewidth=0.0)  # no data: hatched grey
+MISSING: dict[str, Any] = dict(facecolor="#e0e0e0", edgecolor="#9a9a9a", hatch="///", linewidth=0.0)  # no data: hatched grey
 EXPORT_FORMATS = ("png", "svg", "pdf")  # save_png writes all three: PNG for the eye, SVG/PDF for papers
 
 
@@ -55,7 +56,9 @@ def fit_layout(fig: Figure) -> None:
 def short_labels(labels: list[str]) -> tuple[list[str], list[str]]:
     """Tick labels as drawn: control characters dropped, bidi controls shown as escapes, and each
     label longer than LABEL_MAX cut with an ellipsis and a number; the key lines ('[1] full label')."""
-    shown, key, numbers = [], [], {}
+    shown: list[str] = []
+    key: list[str] = []
+    numbers: dict[str, int] = {}
     for label in labels:
         text = strip_control(str(label))
         if len(text) > LABEL_MAX:
@@ -129,7 +132,7 @@ def cell_texts(ax: Axes, image, values: np.ndarray, labels: list[list[str]], fon
 
 def heatmap_figure(matrix: dict[str, dict[str, float]], title: str, rows_label: str = "source language",
                    columns_label: str = "target language", square: bool = True, scale: float = 100.0,
-                   counts: dict[str, dict[str, int]] | None = None, columns: list[str] | None = None,
+                   counts: Mapping[str, Mapping[str, float]] | None = None, columns: list[str] | None = None,
                    rows: list[str] | None = None) -> Figure:
     """Rows x columns heatmap on a fixed 0-100 colour scale: source x target for ECLeKTiC (Figs.
     5, 11, with the same languages on both axes), book x language for OWL (App. G), language x
@@ -170,7 +173,7 @@ def heatmap_figure(matrix: dict[str, dict[str, float]], title: str, rows_label: 
 
 def heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path, rows_label: str = "source language",
             columns_label: str = "target language", square: bool = True, scale: float = 100.0,
-            counts: dict[str, dict[str, int]] | None = None) -> Path:
+            counts: Mapping[str, Mapping[str, float]] | None = None) -> Path:
     return save_png(heatmap_figure(matrix, title, rows_label, columns_label, square, scale, counts), path)
 
 

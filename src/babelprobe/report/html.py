@@ -68,6 +68,18 @@ class ProfileCell:
         return small_n(self.n)
 
 
+@dataclass(frozen=True)
+class ProfileRow:
+    """One language's row of the profile table (``profile.html.j2``): a cell per metric, None where
+    no run of the model measured it."""
+
+    language: str
+    name: str
+    script: str
+    family: str
+    cells: list[ProfileCell | None]
+
+
 def _not_a_run(run_dir: Path, exc: Exception) -> str:
     """Why ``run_dir`` is no probe run, in words (``runs/*`` also matches a graph folder, notes...)."""
     path = Path(run_dir)
@@ -111,16 +123,15 @@ def profile_report(run_dirs: list[Path], out: Path, on_skip: Callable[[str], Non
         names = list(by_metric)
         languages = sorted({lang for cells in by_metric.values() for lang in cells})
         families = families_of(languages)
-        rows = [{"language": lang, "name": language_name(lang), "script": language_script(lang) or "",
-                 "family": families[lang],
-                 "cells": [by_metric[name].get(lang) for name in names]} for lang in languages]
+        rows = [ProfileRow(lang, language_name(lang), language_script(lang) or "", families[lang],
+                           [by_metric[name].get(lang) for name in names]) for lang in languages]
         on_scale = [name for name in names if name not in off_scale]
-        heat = heatmap_figure({lang: {name: c.value for name, c in zip(names, row["cells"]) if c is not None}
-                               for lang, row in zip(languages, rows)},
+        heat = heatmap_figure({row.language: {name: c.value for name, c in zip(names, row.cells) if c is not None}
+                               for row in rows},
                               f"{model}: language profile", rows_label="language", columns_label="metric",
                               square=False, scale=1.0, columns=on_scale, rows=languages,
-                              counts={lang: {name: c.n for name, c in zip(names, row["cells"]) if c is not None}
-                                      for lang, row in zip(languages, rows)}) if on_scale else None
+                              counts={row.language: {name: c.n for name, c in zip(names, row.cells) if c is not None}
+                                      for row in rows}) if on_scale else None
         models.append({"spec": model, "metrics": names, "rows": rows, "runs": sources[model],
                        "heatmap": figure(heat) if heat is not None else None})
     page = _environment().get_template("profile.html.j2").render(

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic_core import ErrorDetails
 
 from babelprobe.config import RunOptions, default_response_cache
 from babelprobe.families import get_family
@@ -58,12 +59,13 @@ def folder_slug(spec: str) -> str:
 
 # The load options are RunOptions' own fields (type, default, constraints), so a model entry takes
 # exactly what `run --device/--dtype/...` takes.
-_ModelFields = create_model(
-    "_ModelFields", __config__=ConfigDict(extra="forbid"),
-    **{name: (RunOptions.model_fields[name].annotation, RunOptions.model_fields[name]) for name in MODEL_FIELDS})
+# (typed Any: pydantic's stub takes a type, and a FieldInfo's annotation may be None)
+_MODEL_FIELD_DEFINITIONS: dict[str, Any] = {
+    name: (RunOptions.model_fields[name].annotation, RunOptions.model_fields[name]) for name in MODEL_FIELDS}
+_ModelFields = create_model("_ModelFields", __config__=ConfigDict(extra="forbid"), **_MODEL_FIELD_DEFINITIONS)
 
 
-class ModelEntry(_ModelFields):  # type: ignore[misc, valid-type]
+class ModelEntry(_ModelFields):
     """One model of the suite: its spec, its folder name, and how to load it."""
 
     spec: str = Field(min_length=1, description="model spec, as `run --model`")
@@ -180,7 +182,7 @@ def _allowed_keys(loc: tuple) -> list[str]:
     return []
 
 
-def _message(error: dict) -> str:
+def _message(error: ErrorDetails) -> str:
     if error["type"] == "extra_forbidden":
         return f"unknown key (allowed: {', '.join(_allowed_keys(error['loc']))})"
     if error["type"] == "value_error":

@@ -105,14 +105,15 @@ def print_plan(suite: Suite, console: Console) -> None:
         console.print("cache: none (cache: null): a half-finished pair starts over")
     else:
         console.print(f"cache: {suite.study.cache}" + ("" if cache else " (not created yet)"), soft_wrap=True)
-    try:
-        for model_index, model in enumerate(suite.study.models if cache else []):
-            keys = {s.fingerprint for p, s in zip(suite.pairs, states) if p.model_index == model_index and s.fingerprint}
-            held = (f"{sum(cache.count(key) for key in keys)} responses (any probe)" if keys
-                    else "not known until the model is loaded (it has not run in this suite)")
-            console.print(f"  {escape(model.spec)}: {held}", soft_wrap=True)
-    finally:
-        if cache is not None:
+    if cache is not None:
+        try:
+            for model_index, model in enumerate(suite.study.models):
+                keys = {s.fingerprint for p, s in zip(suite.pairs, states)
+                        if p.model_index == model_index and s.fingerprint}
+                held = (f"{sum(cache.count(key) for key in keys)} responses (any probe)" if keys
+                        else "not known until the model is loaded (it has not run in this suite)")
+                console.print(f"  {escape(model.spec)}: {held}", soft_wrap=True)
+        finally:
             cache.close()
     counts = {s: sum(x.state == s for x in states) for s in ("done", "partial", "to run", "conflict")}
     console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))

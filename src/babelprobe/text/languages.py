@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, cast
 
 from babelprobe.text.tables import table_rows
 
@@ -52,7 +52,8 @@ def profiles() -> dict[str, LanguageProfile]:
             raise ValueError(f"{where}: field 'suffixing' is {suffixing!r}, expected one of {_SUFFIXING}")
         if code in table:
             raise ValueError(f"{where}: language {code!r} has two rows")
-        table[code] = LanguageProfile(code, script, spaced == "yes", suffixing, source, name, segmenter or None)
+        table[code] = LanguageProfile(code, script, spaced == "yes", cast(Suffixing, suffixing), source, name,
+                                      segmenter or None)
     return table
 
 

@@ -336,8 +336,8 @@ def _ends(name: str, endings: tuple[str, ...]) -> str | None:
 
 def _built(name: str, rows: list[ParadigmRow], bound: bool) -> list[NameForm]:
     """The forms the longest-matching rows of one kind build from ``name``."""
-    matches = [(row, _ends(name, row.when)) for row in rows]
-    matches = [(row, end) for row, end in matches if end is not None]
+    found = [(row, _ends(name, row.when)) for row in rows]
+    matches = [(row, end) for row, end in found if end is not None]
     if not matches:
         return []
     longest = max(0 if end == "*" else len(end) for _, end in matches)
@@ -473,4 +473,4 @@ def is_patronymic(word: str, language: str | None) -> bool:
     """``word`` ends as a patronymic of the language's table (``patronymic`` rows)."""
     table = paradigm(language)
     folded = _fold(word, _base(language))
-    return bool(table) and any(_ends(folded, row.when) not in (None, "*") for row in table.of("patronymic"))
+    return table is not None and any(_ends(folded, row.when) not in (None, "*") for row in table.of("patronymic"))

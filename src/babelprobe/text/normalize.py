@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, cast
 
 from babelprobe.text.scripts import char_script
 from babelprobe.text.tables import table_rows
@@ -86,7 +86,8 @@ def fold_rules() -> tuple[FoldRule, ...]:
         if what in ("mark", "remove") and targets:
             raise ValueError(f"{where}: a {what} row removes; its 'to' must be empty")
         each = targets if len(targets) > 1 else [targets[0] if targets else ""] * len(items)
-        rules.append(FoldRule(script, frozenset(languages.split()), what, tuple(zip(items, each)), why, source, where))
+        rules.append(FoldRule(script, frozenset(languages.split()), cast(FoldWhat, what), tuple(zip(items, each)), why,
+                              source, where))
     return tuple(rules)
 
 

@@ -201,7 +201,8 @@ def segmentation_flag(text: str, language: str | None) -> str | None:
     reasons = []
     if not language or profile(language) is None:
         reasons.append(f"language {language!r} has no row in text/data/languages.tsv")
-    scripts = {char_script(ch) for ch in text if unicodedata.category(ch)[0] in "LM"} & UNSPACED_SCRIPTS
+    scripts = {script for ch in text if unicodedata.category(ch)[0] in "LM"
+               and (script := char_script(ch)) is not None and script in UNSPACED_SCRIPTS}
     for script in sorted(scripts):
         cut_by = run_language(script, text, _base(language))
         if cut_by is None:

@@ -45,11 +45,12 @@ def _runs(chunk: str, context: str, language: str | None) -> list[str]:
 
     units: list[str] = []
     spaced_run = ""
-    run, run_key = "", None  # a stretch of unspaced clusters one segmenter cuts
+    run = ""  # a stretch of unspaced clusters one segmenter cuts
+    run_key: tuple[str | None, str] | None = None  # its (language, script)
 
     def flush_run() -> None:
         nonlocal run, run_key
-        if run:
+        if run and run_key is not None:
             language, script = run_key
             start = 0
             for end in segment_run(run, language, script):
@@ -63,8 +64,9 @@ def _runs(chunk: str, context: str, language: str | None) -> list[str]:
                 units.append(spaced_run)
                 spaced_run = ""
             script = char_script(cluster[0])
+            assert script is not None  # is_unspaced: a script written without spaces
             key = (run_language(script, context, language), script)
-            if run and (key[0] != run_key[0] or key[0] is None and key[1] != run_key[1]):
+            if run and run_key is not None and (key[0] != run_key[0] or key[0] is None and key[1] != run_key[1]):
                 flush_run()
             run, run_key = run + cluster, run_key or key
         else:
@@ -114,8 +116,8 @@ def script_runs(text: str) -> list[tuple[str | None, str]]:
         unit = text[start:end]
         script = char_script(unit[0]) if is_unspaced(unit[0]) else None
         previous = runs[-1] if runs else None
-        joined = previous is not None and previous[0] is not None and runs_end == start
-        if joined and script is not None and (script == previous[0] or _SHARED.match(unit[0])):
+        if (previous is not None and previous[0] is not None and runs_end == start and script is not None
+                and (script == previous[0] or _SHARED.match(unit[0]))):
             runs[-1] = (previous[0], previous[1] + unit)
         else:
             runs.append((script, unit))

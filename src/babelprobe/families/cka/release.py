@@ -60,9 +60,9 @@ def convert_polyglot_or_not(files: dict[str, list[Path]], out: Path) -> dict[str
         raise DatasetError(problems)
     out.mkdir(parents=True, exist_ok=True)
     schema = pa.schema([(c, pa.string()) for c in POLYGLOT_COLUMNS])
-    for lang, rows in tables.items():
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), out / f"{lang}.parquet")
-    return {lang: len(rows) for lang, rows in tables.items()}
+    for lang, table in tables.items():
+        pq.write_table(pa.Table.from_pylist(table, schema=schema), out / f"{lang}.parquet")
+    return {lang: len(table) for lang, table in tables.items()}
 
 
 # --- the release ---------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ def register(root: CommandRoot, family: Family) -> None:
         setting: str = typer.Option("closed-book", help="which setting to plot"),
     ) -> None:
         """Overall success and transfer score against model size (ECLeKTiC Fig. 6)."""
+        from babelprobe.families.eclektic.analysis import EclekticSummary
         from babelprobe.families.eclektic.report import size_curve
 
         table = Table(title=f"size curve ({setting})")
@@ -58,6 +59,7 @@ def register(root: CommandRoot, family: Family) -> None:
             fail(str(exc))
         for run_dir, stored in zip(run_dirs, stored_runs):
             manifest, summary = stored.manifest, stored.summary
+            assert isinstance(summary, EclekticSummary)  # read_runs summarised it with this family
             if not manifest.model_parameters:
                 fail(f"{run_dir}: not an eclektic run with a known model size")
             chosen = next((s for s in summary.settings if s.setting == setting), None)

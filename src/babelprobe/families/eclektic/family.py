@@ -7,17 +7,19 @@ from pathlib import Path
 from babelprobe.families.eclektic.config import DEMO_ECLEKTIC, EclekticConfig
 from babelprobe.families.eclektic.data import EclekticRow, load_eclektic
 from babelprobe.families.eclektic.release import RELEASE
-from babelprobe.families.base import BundledDataset, DemoRun, Family, Pairs, Plan, Stage, StageContext, sample_groups
-from babelprobe.models.base import request_key
+from babelprobe.families.base import (BundledDataset, DemoRun, Family, Plan, Stage, StageContext, response_of,
+                                      sample_groups)
+from babelprobe.models.base import GenerateResult, request_key
 from babelprobe.families.eclektic.metrics import parse_judge
 from babelprobe.families.eclektic.probe import (
-    EclekticProbe, judge_controls, judge_request, with_controls, with_judgements,
+    EclekticProbe, EclekticRecord, judge_controls, judge_request, with_controls, with_judgements,
 )
 
 DEMO_JUDGE = "bundled:smollm2-135m-instruct"
+AnsweredPairs = list[tuple[EclekticRow, EclekticRecord]]  # the answer stage's (EclekticProbe's records)
 
 
-def judge(config: EclekticConfig, pairs: Pairs, context: StageContext) -> Pairs:
+def judge(config: EclekticConfig, pairs: AnsweredPairs, context: StageContext) -> AnsweredPairs:
     """Every answered record gets one verdict per judge; a judge that fails makes it an error.
     Each judge also rules on known-wrong controls of every (question, target language) answered
     (probe.judge_controls); their majority verdicts go on that row's records."""
@@ -42,12 +44,13 @@ def judge(config: EclekticConfig, pairs: Pairs, context: StageContext) -> Pairs:
             if got.error:
                 failures[i] = f"judge {backend.fingerprint.spec} failed: {got.error}"
             else:
-                verdicts[i].append(got.response.text)
+                verdicts[i].append(response_of(got, GenerateResult).text)
         for key, wrong in controls.items():
             # a failed control request counts as refused: it is a check on the judge, not a verdict
-            got = [outcomes[request_key(control_requests[(key, n)])] for n in range(len(wrong))]
-            control_votes[key].append([o.error is None and parse_judge(o.response.text, rows[key].target_language) is True
-                                       for o in got])
+            votes = [outcomes[request_key(control_requests[(key, n)])] for n in range(len(wrong))]
+            control_votes[key].append([o.error is None and
+                                       parse_judge(response_of(o, GenerateResult).text, rows[key].target_language) is True
+                                       for o in votes])
     accepted = {key: [sum(votes[n] for votes in per_judge) > len(per_judge) / 2 for n in range(len(controls[key]))]
                 for key, per_judge in control_votes.items()}
     out = []

@@ -132,7 +132,8 @@ def is_ideograph(ch: str) -> bool:
 def _split_ideographs(text: str) -> list[str]:
     """The notebook's tokenisation for zh/ja: every ideograph alone, runs of other characters
     (spaces included) kept together as words."""
-    words, run = [], []
+    words: list[str] = []
+    run: list[str] = []
     for ch in text:
         if is_ideograph(ch):
             if run:

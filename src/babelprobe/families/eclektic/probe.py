@@ -159,8 +159,17 @@ class EclekticProbe:
             is_source=row.is_source, setting=self.setting,
             script=language_script(row.target_language) or detect_script(row.question),
             question=row.question, answer=row.answer,
-            prompt=request.prompt if request.prompt is not None else request.messages[0].content, **values,
+            prompt=self._shown_prompt(request), **values,
         )
+
+    @staticmethod
+    def _shown_prompt(request: Generate) -> str:
+        """The prompt as the model got it: the text, or the text of the one chat message."""
+        if request.prompt is not None:
+            return request.prompt
+        if not request.messages:
+            raise ValueError("an ECLeKTiC request has a prompt or chat messages")
+        return request.messages[0].content
 
     def score(self, row: EclekticRow, responses: list[Response]) -> EclekticRecord:
         """``raw_prediction`` is the generated text exactly as the backend returned it: for a base

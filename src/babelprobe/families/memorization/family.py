@@ -31,8 +31,9 @@ from babelprobe.families.base import (
     Stage,
     StageContext,
     load_items,
+    response_of,
 )
-from babelprobe.models.base import request_key
+from babelprobe.models.base import LogLikelihoodResult, request_key
 from babelprobe.models.registry import VOCAB_STATS
 from babelprobe.families.memorization.probe import MemorizationRecord, SpanProbe, SuffixProbe, Window
 
@@ -46,6 +47,16 @@ class Prepared:
     window: Window | None = None
     control_ids: tuple[int, ...] = ()
     record: MemorizationRecord | None = None
+
+    @property
+    def to_score(self) -> Window:
+        """The window of an item not yet decided (one with no record has a window)."""
+        if self.window is None:
+            raise ValueError("a prepared item with neither a window nor a record")
+        return self.window
+
+
+ScoredPairs = list[tuple[Prepared, MemorizationRecord]]  # what the score stage returns (WindowProbe's records)
 
 
 class WindowProbe:
@@ -63,18 +74,19 @@ class WindowProbe:
         if item.record is not None:
             return []
         if isinstance(self.probe, SpanProbe):
-            return self.probe.requests(item.window)
-        return self.probe.requests(item.window, list(item.control_ids))
+            return self.probe.requests(item.to_score)
+        return self.probe.requests(item.to_score, list(item.control_ids))
 
     def score(self, item: Prepared, responses: list) -> MemorizationRecord:
         if item.record is not None:
             return item.record
         if isinstance(self.probe, SpanProbe):
-            return self.probe.score(item.window, responses)
-        return self.probe.score(item.window, list(item.control_ids), responses)
+            return self.probe.score(item.to_score, responses)
+        return self.probe.score(item.to_score, list(item.control_ids), responses)
 
     def failed(self, item: Prepared, error: str) -> MemorizationRecord:
-        return self.probe.failed(item.window, error)
+        # only an item with requests can fail, and only an item with a window has any
+        return self.probe.failed(item.to_score, error)
 
 
 def _answers(context: StageContext, requests: list) -> list:
@@ -125,18 +137,18 @@ def controls_stage(config: MemorizationConfig, cut: Cut, context: StageContext) 
     if isinstance(cut.probe, SpanProbe):
         return cut
     prepared = list(cut.prepared)
-    windows, requests = [], []
+    windows: list[tuple[int, Window]] = []
+    requests = []
     for i, p in enumerate(prepared):
         if p.window is None:
             continue
         try:
             requests.append(cut.probe.control_request(p.window))
-            windows.append(i)
+            windows.append((i, p.window))
         except ControlNotPossible as exc:  # said as an error row, never a control equal to the text
             prepared[i] = Prepared(record=cut.probe.failed(p.window, f"control: {exc}"))
     controls = _answers(context, requests)
-    for i, control in zip(windows, controls):
-        window = prepared[i].window
+    for (i, window), control in zip(windows, controls):
         prepared[i] = (Prepared(record=cut.probe.failed(window, f"control tokenize failed: {control.error}"))
                        if control.error else Prepared(window=window, control_ids=tuple(control.response.token_ids)))
     return Cut(cut.probe, prepared)
@@ -147,7 +159,7 @@ def score_stage(config: MemorizationConfig, cut: Cut, context: StageContext) -> 
     return context.run_plans([Plan(WindowProbe(cut.probe), cut.prepared)])
 
 
-def reference_stage(config: MemorizationConfig, pairs: Pairs, context: StageContext) -> Pairs:
+def reference_stage(config: MemorizationConfig, pairs: ScoredPairs, context: StageContext) -> ScoredPairs:
     """log Pr_ref(s | p) of the same texts, and the log-likelihood ratio (a failure is an error)."""
     from babelprobe.families.memorization.metrics import log_likelihood_ratio
 
@@ -159,11 +171,13 @@ def reference_stage(config: MemorizationConfig, pairs: Pairs, context: StageCont
     for i, request in todo.items():
         item, record = pairs[i]
         got = outcomes[request_key(request)]
+        update: dict[str, object]
         if got.error:
             update = {"status": "error", "error": f"reference {reference.fingerprint.spec} failed: {got.error}"}
         else:
-            update = {"reference_pm": got.response.logprob,
-                      "reference_log_ratio": log_likelihood_ratio(record.pm, got.response.logprob)}
+            logprob = response_of(got, LogLikelihoodResult).logprob
+            assert record.pm is not None  # a scored record has its PM (SuffixProbe._likelihood_scores)
+            update = {"reference_pm": logprob, "reference_log_ratio": log_likelihood_ratio(record.pm, logprob)}
         out[i] = (item, record.model_copy(update=update))
     return out
 

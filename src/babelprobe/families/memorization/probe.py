@@ -96,6 +96,8 @@ AUTHORS_SPAN_NEW_TOKENS = 19
 AUTHORS_SENTINELS = 16
 
 Offset = Literal["first", "random"]
+Mode = Literal["suffix", "span"]  # suffix completion (decoder-only) or T5 span corruption
+Status = Literal["scored", "too_short", "error"]
 
 
 class MemorizationRecord(BaseModel):
@@ -106,11 +108,11 @@ class MemorizationRecord(BaseModel):
     script: str
     source: str  # sample file:row
     origin: str  # where the text came from (the sample file's `source` column)
-    mode: Literal["suffix", "span"]
+    mode: Mode
     prefix_tokens: int
     suffix_tokens: int
     sample_tokens: int
-    status: Literal["scored", "too_short", "error"]
+    status: Status
     exact_ratio: float
     window_start: int | None = None
     prefix_text: str | None = None  # span mode: the whole (uncorrupted) window
@@ -205,7 +207,7 @@ class Window:
 
 class _BaseProbe:
     name = "memorization"
-    mode: str
+    mode: Mode
 
     def __init__(self, prefix_tokens: list[int], suffix_tokens: int = 15, offset: Offset = "first",
                  repetition_penalty: float | None = None, min_k: float = 0.2, seed: int = 0,
@@ -222,7 +224,7 @@ class _BaseProbe:
     def tokenize_request(sample: Sample) -> Tokenize:
         return Tokenize(text=sample.text)
 
-    def _record(self, sample: Sample, n: int, sample_tokens: int, status: str, **values) -> MemorizationRecord:
+    def _record(self, sample: Sample, n: int, sample_tokens: int, status: Status, **values) -> MemorizationRecord:
         return MemorizationRecord(
             sample_id=sample.sample_id, language=sample.language, script=detect_script(sample.text),
             source=sample.source, origin=sample.origin, mode=self.mode, prefix_tokens=n, suffix_tokens=self.suffix_tokens,
@@ -241,7 +243,7 @@ class _BaseProbe:
                 continue
             end = start + n + self.suffix_tokens
             out.append(self._window(Window(sample, n, self.suffix_tokens, total, start,
-                                           tuple(tokens.token_ids[start:end]), tuple(map(tuple, tokens.offsets[start:end])))))
+                                           tuple(tokens.token_ids[start:end]), tuple((a, b) for a, b in tokens.offsets[start:end]))))
         return out
 
     def _window(self, window: Window) -> Window:
@@ -401,24 +403,31 @@ class SpanProbe(_BaseProbe):
         return Window(window.sample, window.prefix_tokens, window.suffix_tokens, window.sample_tokens, window.start,
                       window.ids, window.offsets, corruption, tuple(control))
 
+    @staticmethod
+    def _corrupted(window: Window) -> tuple[Corruption, tuple[int, ...]]:
+        """The window's span corruption and its control's target, which ``_window`` set."""
+        if window.corruption is None or window.control_target is None:
+            raise ValueError("a window of SpanProbe has no span corruption: it was not cut by SpanProbe.cut")
+        return window.corruption, window.control_target
+
     def span_text(self, window: Window, spans=None) -> str:
-        return " | ".join(window.text_between(s, e) for s, e in (spans or window.corruption.spans))
+        return " | ".join(window.text_between(s, e) for s, e in (spans or self._corrupted(window)[0].spans))
 
     def requests(self, window: Window) -> list[Request]:
-        c = window.corruption
+        c, control_target = self._corrupted(window)
         eos = None if self.encoder_eos else False  # None keeps the request keys of earlier runs
         length = AUTHORS_SPAN_NEW_TOKENS if self.em == "authors" else len(c.target_ids) + 1
         return [
             Generate(prompt_ids=c.input_ids, max_tokens=length, repetition_penalty=self.repetition_penalty,
                      encoder_eos=eos),
             LogLikelihood(context_ids=c.input_ids, continuation_ids=c.target_ids, encoder_eos=eos),
-            LogLikelihood(context_ids=c.input_ids, continuation_ids=window.control_target, encoder_eos=eos),
+            LogLikelihood(context_ids=c.input_ids, continuation_ids=control_target, encoder_eos=eos),
         ]
 
     def pm_positions(self, window: Window, result: LogLikelihoodResult) -> list[int]:
         """Target positions PM sums: the masked tokens (not the sentinels), less whitespace-only
         pieces with ``pm_whitespace="drop"`` (logprob_mt5.py), read from the scored tokens."""
-        positions = list(window.corruption.masked_positions)
+        positions = list(self._corrupted(window)[0].masked_positions)
         if self.pm_whitespace == "drop":
             positions = [p for p in positions if not whitespace_piece(result.tokens[p])]
         return positions
@@ -431,7 +440,7 @@ class SpanProbe(_BaseProbe):
     def score(self, window: Window, responses: list) -> MemorizationRecord:
         generation, likelihood, control = responses
         assert isinstance(generation, GenerateResult) and generation.token_ids is not None
-        c = window.corruption
+        c, control_target = self._corrupted(window)
         next_sentinel = self.sentinels[len(c.spans)]
         generated = list(generation.token_ids)
         positions = self.pm_positions(window, likelihood)
@@ -443,7 +452,7 @@ class SpanProbe(_BaseProbe):
             ended_early=len(generated) < len(c.target_ids),
             token_logprobs=[likelihood.token_logprobs[p] for p in positions],
             pm_greedy=likelihood.greedy,
-            control_exact_match=self.exact(generated, window.control_target, next_sentinel),
+            control_exact_match=self.exact(generated, control_target, next_sentinel),
             **self._likelihood_scores(likelihood, positions, text),
             **self._likelihood_scores(control, self.pm_positions(window, control), text, "control_"),
         )

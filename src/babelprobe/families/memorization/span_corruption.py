@@ -104,7 +104,10 @@ def corrupt(window: Sequence[int], spans: Sequence[tuple[int, int]], sentinels: 
     """T5 input and target for ``window`` with ``spans`` masked, span k marked by ``sentinels[k]``."""
     if len(spans) > len(sentinels):
         raise ValueError(f"{len(spans)} spans but only {len(sentinels)} sentinel tokens")
-    inputs, target, masked, cursor = [], [], [], 0
+    inputs: list[int] = []
+    target: list[int] = []
+    masked: list[int] = []
+    cursor = 0
     for k, (start, end) in enumerate(spans):
         inputs += list(window[cursor:start]) + [sentinels[k]]
         target.append(sentinels[k])

@@ -314,10 +314,8 @@ def modality_rows(items: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0)
             continue
         column = "chrf_pp" if task == "prefix" else "correct"
         ok = group[group["error"].isna()]
-        keys = None
-        for m in present:
-            mine = set(map(tuple, ok[ok["modality"] == m][["book_id", "passage_id"]].to_numpy()))
-            keys = mine if keys is None else keys & mine
+        keys = set.intersection(*(set(map(tuple, ok[ok["modality"] == m][["book_id", "passage_id"]].to_numpy()))
+                                  for m in present))
         pair = group[[tuple(k) in keys for k in group[["book_id", "passage_id"]].to_numpy()]]
         # the values are over the shared passages; the errors are every errored item of the
         # modality (those passages are why the shared set is smaller: counted, not dropped)

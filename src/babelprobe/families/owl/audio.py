@@ -31,7 +31,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from pydantic import BaseModel
 
@@ -42,6 +42,9 @@ from babelprobe.families.owl.metrics import split_passage
 from babelprobe.families.base import Plan
 from babelprobe.families.owl.probe import OwlProbe, OwlRecord, perturb, task_perturbations
 from babelprobe.models.base import AudioClip, AudioGenerate, GenerateResult, Request, Response
+
+if TYPE_CHECKING:
+    from babelprobe.models.speech import TTSEngine, Transcriber
 
 MANIFEST = "manifest.jsonl"
 SYNTHESIS = "synthesis.json"
@@ -140,8 +143,8 @@ class Synthesiser:
     ``transcriber`` (or None: no round trip) from models/speech.Transcriber."""
 
     folder: Path
-    engine: object
-    transcriber: object | None = None
+    engine: TTSEngine
+    transcriber: Transcriber | None = None
     wer_threshold: float = DEFAULT_WER_THRESHOLD
     progress: Callable[[str], None] = field(default=lambda message: None)
 

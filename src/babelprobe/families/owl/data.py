@@ -87,8 +87,8 @@ def load_owl(path: str | Path, langs: list[str] | None = None) -> list[OwlItem]:
             problems.append(Problem(file, number, field, "missing or empty"))
         if bad:
             continue
-        if bad := language_code_problem(file, number, "language", str(row["language"])):
-            problems.append(bad)
+        if code_problem := language_code_problem(file, number, "language", str(row["language"])):
+            problems.append(code_problem)
             continue
         if row["language_group"] not in GROUPS:
             problems.append(Problem(file, number, "language_group",
@@ -157,7 +157,7 @@ def owl_items_from_release_rows(
             text = row.get(lang)
             if text is None or not str(text).strip():
                 continue
-            group = "original" if lang == original else "official" if lang in official else "unseen"
+            group: Group = "original" if lang == original else "official" if lang in official else "unseen"
             text = str(text)
             if "[MASK]" in text and len(names) == 1:
                 # the release's masked files: the one name goes back where it was masked

@@ -18,6 +18,8 @@ caps the AUROC any score can reach.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import pandas as pd
 
 from babelprobe.analysis.membership import MembershipCell, membership_cell
@@ -34,7 +36,7 @@ SCORES: dict[str, tuple[str, float]] = {
 
 
 def membership_frame(items: pd.DataFrame, presence: list[PresenceRow],
-                     groups: dict[str, str] | None = None) -> pd.DataFrame:
+                     groups: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per scored sample (its longest scored suffix), with ``member`` (1/0) and ``group``."""
     scored = items[(items["status"] == "scored") & items["error"].isna()]
     scored = scored.sort_values("suffix_tokens", ascending=False).drop_duplicates("sample_id")

@@ -47,8 +47,8 @@ PERTURBATIONS: dict[str, tuple[str, ...]] = {
 
 def task_perturbations(config: OwlConfig) -> list[tuple[str, str]]:
     """Every (task, perturbation) the config selects that applies to its task."""
-    pairs = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
-             if config.perturbations is None or p in config.perturbations]
+    pairs: list[tuple[str, str]] = [(task, p) for task in config.tasks for p in PERTURBATIONS[task]
+                                    if config.perturbations is None or p in config.perturbations]
     if not pairs:
         applicable = "; ".join(f"{task}: {', '.join(PERTURBATIONS[task])}" for task in config.tasks)
         raise ValueError(f"--perturbations {','.join(config.perturbations or [])}: none applies to --tasks "
@@ -213,9 +213,10 @@ class OwlProbe:
 
     def requests(self, item: OwlItem) -> list[Request]:
         try:
-            text, stop = self.prompt(item), (self.closing_tag,)
+            text = self.prompt(item)
         except NameNotMaskable:
             return []  # nothing to ask: score() records the passage as an error row
+        stop: tuple[str, ...] = (self.closing_tag,)
         if self.chat:
             return [Generate(messages=(ChatMessage(role="user", content=text),), max_tokens=self.max_tokens, stop=stop)]
         if self.task != "prefix":

@@ -40,8 +40,9 @@ def owl_book_files(source: Path) -> list[Path]:
                   and p.name not in OWL_METADATA)
 
 
-def _read_csv(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _read_csv(path: Path) -> list[tuple[int, dict[str | None, Any]]]:
     # book_names.csv has rows with more fields than its header (an unquoted comma): csv keeps them
+    # (as a list under the key None, DictReader's restkey)
     text = path.read_text(encoding="utf-8-sig")  # -sig: a byte-order mark must not rename the first column
     return list(enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1))
 

@@ -192,11 +192,8 @@ def owl_sections(summary: OwlSummary, items: pd.DataFrame) -> list[Section]:
                                       ["passages", "n", "errors", "value"],
                                       [[_presence_header(c.group), str(c.n), str(c.errors),
                                         pct(c.value, c.ci_low, c.ci_high, _owl_scale(t.task))] for c in t.by_presence]))
-    if summary.modalities:
-        overview = [overview, modality_table(summary.modalities)]
-    else:
-        overview = [overview]
-    return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], overview + by_language,
+    tables = [overview, modality_table(summary.modalities)] if summary.modalities else [overview]
+    return [Section("OWL summary", [f"passage lengths in {summary.tokenizer} tokens"], tables + by_language,
                     [figure(fig) for _, fig in owl_figure_list(summary)]),
             *([Section("presence in the pretraining corpus (App. B.4)",
                        ["seen: the passage (its English version where searched) matched exactly or by a 40/30/20-word "

@@ -9,6 +9,7 @@ graph``, one ``similarity_layer{N}.csv`` per layer beside it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -22,19 +23,21 @@ from babelprobe.families.similarity.release import RELEASE
 def hidden_layer_count(backend) -> int:
     """Decoder layers of a transformers backend (HiddenStates index 0 is the embeddings)."""
     config = getattr(getattr(backend, "model", None), "config", None)
-    text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    text_config = config.get_text_config() if config is not None and hasattr(config, "get_text_config") else config
     count = getattr(text_config, "num_hidden_layers", None)
     if count is None:
         raise ValueError(f"{backend.fingerprint.spec}: cannot tell its number of layers; pass --layers as indices")
     return int(count)
 
 
-def resolve_layers(layers: str | list[int], count: int) -> tuple[int, ...]:
+def resolve_layers(layers: Literal["last", "all"] | list[int], count: int) -> tuple[int, ...]:
     """'last', 'all' or indices (negative from the end) as sorted indices 0..count."""
     if layers == "last":
         return (count,)
     if layers == "all":
         return tuple(range(count + 1))
+    if isinstance(layers, str):  # the config refuses any other word
+        raise ValueError(f"layers: 'last', 'all' or indices, not {layers!r}")
     resolved = set()
     for layer in layers:
         index = layer + count + 1 if layer < 0 else layer
@@ -152,7 +155,7 @@ def graph_demo(similarity_run: Path, memorization_run: Path, out: Path) -> None:
     console.print("data volume STAND-IN (language_data speaking population; give real token counts with --tokens):",
                   highlight=False)
     console.print(f"  {standin}", soft_wrap=True, highlight=False)  # a path stays whole, to be copied
-    common = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
+    common: dict[str, Any] = dict(similarity=similarity_run, memorization=memorization_run, tokens=standin, tokens_scale="log",
                   layer=None, prefix_tokens=None, metrics=None, figures=True,
                   allow_missing=True)  # the demo's runs cover different languages: graph.json lists the dropped
     correlate_command(theta=0.5, out=out / "theta-0.5", **common)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -19,6 +19,7 @@ from babelprobe.report.terminal import plain, print_split
 
 if TYPE_CHECKING:  # analysis.graph imports scipy.stats (~0.8 s): only the graph commands load it
     from babelprobe.families.similarity.graph import GraphCorrelation, GraphNodes
+    from babelprobe.families.similarity.graph import TokensScale as Scale
 
 graph_app = typer.Typer(help="Graph-based correlation of memorization and data volume over a language-similarity "
                              "graph (no model needed).", no_args_is_help=True)
@@ -44,7 +45,7 @@ Metrics = Annotated[Optional[str], typer.Option(help="comma-separated metric col
 AllowMissing = Annotated[bool, typer.Option("--allow-missing", help=ALLOW_MISSING_HELP)]
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     err.print(f"[bold red]error:[/bold red] {plain(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
@@ -76,10 +77,18 @@ def parse_thetas(text: str) -> list[float]:
     return values
 
 
+def _scale(value: str) -> Scale:
+    """--tokens-scale as the graph module's literal; exit 2 for any other word."""
+    if value == "log":
+        return "log"
+    if value == "raw":
+        return "raw"
+    _fail(f"--tokens-scale must be log or raw, got {value!r}")
+
+
 def _inputs(similarity: Path, memorization: Path, tokens: Path, scale: str, layer: Optional[int],
             prefix_tokens: Optional[int], metrics: Optional[str]):
-    if scale not in ("log", "raw"):
-        _fail(f"--tokens-scale must be log or raw, got {scale!r}")
+    _scale(scale)
     try:
         sim = read_similarity(similarity, layer)
         mem = read_memorization(memorization, [m.strip() for m in metrics.split(",")] if metrics else None,
@@ -171,7 +180,7 @@ def correlate_command(
     sim, mem, tok = _inputs(similarity, memorization, tokens, tokens_scale, layer, prefix_tokens, metrics)
     _check_missing(sim, mem, tok, allow_missing)
     try:
-        result, nodes = correlate(sim, mem, tok, theta, tokens_scale)  # type: ignore[arg-type]
+        result, nodes = correlate(sim, mem, tok, theta, _scale(tokens_scale))
     except ValueError as exc:
         _fail(str(exc))
     result = _labelled(result, tokens)
@@ -214,7 +223,7 @@ def sweep_command(
     if dropped:
         console.print("left out: " + "; ".join(f"{plain(k)} ({plain(v)})" for k, v in dropped.items()))
     try:
-        results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
+        results = sweep(sim, mem, tok, values, _scale(tokens_scale))
     except ValueError as exc:
         _fail(str(exc))
     results = [_labelled(r, tokens) for r in results]
@@ -236,11 +245,11 @@ def sweep_command(
         return "—" if v is None else f"{v:+.2f}" + ("*" if degenerate else "")
 
     # a column per metric side by side is wider than 80 columns: print_split folds them
-    rows = [[f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
-             *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
-               for n in names)] for r in results]
+    shown = [[f"{r.theta:g}", str(r.n_languages), str(r.n_subgraphs), str(r.n_single_points),
+              *(f"{cell(r.metrics[n].rho_g)} / {cell(r.metrics[n].cross_r, r.metrics[n].cross_r_degenerate)}"
+                for n in names)] for r in results]
     print_split(console, f"θ sweep ({tokens_label(tokens)}, {tokens_scale})", ["θ", "n", "#subgraph", "#single"],
-                [f"{n} intra/cross" for n in names], rows)
+                [f"{n} intra/cross" for n in names], shown)
     _warn_small(results[0])  # the languages are the same at every θ
     if any(m.cross_r_degenerate for r in results for m in r.metrics.values()):
         console.print("* 2 subgraphs: cross r is ±1 by construction")
@@ -281,7 +290,7 @@ def grid_command(
                                                               "for every layer)"),
     memorization: Path = typer.Option(..., "--memorization", help="a memorization run directory (or a graph "
                                                                   "merge of several)"),
-    tokens: TokensInput = ...,  # type: ignore[assignment]
+    tokens: TokensInput = ...,  # type: ignore[assignment]  # typer's "required" marker, not a Path
     thetas: str = typer.Option(..., "--thetas", help="thresholds: 0.31,0.33,0.35 or START:STOP:STEP"),
     out: Path = typer.Option(..., "--out", help="directory for grid.csv, grid.json and grid.png"),
     layers: Optional[str] = typer.Option(None, help="all (default: every similarity_layer{N}.csv) or 0,6,12"),
@@ -318,7 +327,7 @@ def grid_command(
                     f"{why}; at prompt length/layer {n}/{layer}"
             n_languages = len(graph_nodes(sim, mem, tok).languages)
             try:
-                results = sweep(sim, mem, tok, values, tokens_scale)  # type: ignore[arg-type]
+                results = sweep(sim, mem, tok, values, _scale(tokens_scale))
             except ValueError as exc:
                 _fail(f"prompt length {n}, layer {layer}: {exc}")
             for result in results:

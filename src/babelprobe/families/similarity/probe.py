@@ -3,6 +3,8 @@ parallel sentence, mean-pooled over the sentence's own tokens at the requested l
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
 from babelprobe.families.similarity.data import ParallelSentence
@@ -25,7 +27,7 @@ class SimilarityProbe:
     name = "similarity"
     request_kinds = frozenset({"hidden_states"})
 
-    def __init__(self, layers: tuple[int, ...], pooling: str = "mean-text"):
+    def __init__(self, layers: tuple[int, ...], pooling: Literal["mean-text", "mean"] = "mean-text"):
         self.layers = layers
         self.pooling = pooling
 

@@ -86,13 +86,15 @@ def register(owl_app: typer.Typer) -> None:
             k, v = pair.split("=", 1)
             args[k] = v
         try:
-            options = BuildOptions(
+            # validated from a dict: the choices given as strings (--splitter, --aligner, --names) are
+            # checked against BuildOptions' own Literal types, as every other field is
+            options = BuildOptions.model_validate(dict(
                 books=books, out=out, translator=translator, mt=mt, unseen=tuple(comma_list(unseen) or []),
                 splitter=splitter, aligner=aligner, chunk_sentences=chunk_sentences, max_tokens=max_tokens,
                 temperature=temperature, mt_max_tokens=mt_max_tokens, mt_temperature=mt_temperature,
                 max_length_ratio=max_length_ratio, bleu_threshold=bleu_threshold, min_tokens=min_tokens,
                 max_names=max_names, names=names, per_book=per_book, seed=seed, batch_size=batch_size, cache=cache,
-                device=device, dtype=dtype, model_args=args)
+                device=device, dtype=dtype, model_args=args))
         except ValidationError as exc:
             first = exc.errors()[0]
             fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")

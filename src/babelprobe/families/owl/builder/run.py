@@ -21,7 +21,7 @@ from babelprobe.families.owl.builder.options import STAGES, BuildOptions
 from babelprobe.families.owl.builder.records import (
     AlignedPair, Book, Count, Deletion, Passage, SplitBook, TranslatedBook,
 )
-from babelprobe.families.owl.data import OwlItem, load_owl
+from babelprobe.families.owl.data import Group, OwlItem, load_owl
 from babelprobe.models.base import Backend
 
 DATA_TYPES: dict[str, Any] = {
@@ -88,7 +88,8 @@ def items_of(passages: list[Passage], books: list[Book]) -> list[OwlItem]:
     for p in passages:
         en = meta[(p.book_id, "en")]
         aliases = tuple(dict.fromkeys(a for b in books if b.book_id == p.book_id for a in (*b.aliases, b.title) if a))
-        texts = [("en", "original", p.english)] + [(lang, "official", t) for lang, t in sorted(p.versions.items())]
+        texts: list[tuple[str, Group, str]] = [("en", "original", p.english)]
+        texts += [(lang, "official", t) for lang, t in sorted(p.versions.items())]
         texts += [(lang, "unseen", t) for lang, t in sorted(p.unseen.items())]
         for lang, group, text in texts:
             book = meta.get((p.book_id, lang))

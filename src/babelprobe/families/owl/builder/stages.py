@@ -70,7 +70,9 @@ def filter_pairs(split_books: list[SplitBook], pairs: list[AlignedPair], options
         if b.language != "en":
             languages[b.book_id].append(b.language)
     by_key = {(p.book_id, p.paragraph, p.language): p for p in pairs}
-    passages, counts, deletions = [], [], []
+    passages: list[Passage] = []
+    counts: list[Count] = []
+    deletions: list[Deletion] = []
     for en in (b for b in split_books if b.language == "en"):
         paragraphs: dict[int, list[str]] = defaultdict(list)
         for s in en.sentences:
@@ -191,7 +193,8 @@ def machine_translate(passages: list[Passage], options: BuildOptions, progress: 
     plan = {(p.book_id, p.paragraph, lang): mt_request(mt, p.masked, lang, options.mt_max_tokens, options.mt_temperature, options.seed)
             for p in passages for lang in options.unseen}
     outcomes = mt.answer(list(plan.values()), progress)
-    kept, deletions = [], []
+    kept: list[Passage] = []
+    deletions: list[Deletion] = []
     passed: dict[tuple[str, str], int] = defaultdict(int)
     for p in passages:
         unseen, problems = {}, []
