@@ -37,11 +37,6 @@ STILL_WRONG: dict[tuple[str, ...], str] = {
                                    "words: ọkọ/oko), while names are also written with no marks at all (Adebayo, "
                                    "Obasanjo, Oshun, as on passports); a name-only folding of the underdots (a names/"
                                    "yo.tsv letter-variant rule, as Hebrew's plene/defective variant) is needed",
-    ("ru", "Любови"): "Любовь drops its stem vowel (Любви in common use, Любови as a name: Зализняк, type 8*): "
-                      "text/data/names/ru.tsv has no row for a soft-sign name of the third declension",
-    ("es", "Ingeniero"): "text/data/titles/es.tsv lacks the Latin American professional titles (Ingeniero, Ing.)",
-    ("hi", "स्वामी"): "text/data/titles/hi.tsv lacks स्वामी (Swami, before a name: स्वामी विवेकानंद)",
-    ("mg", "Mompera"): "text/data/titles/mg.tsv lacks Mompera (a Catholic priest, before a name)",
 }
 
 
