@@ -17,12 +17,22 @@ from language_cases import Case, case_params
 from babelprobe.data.perturbations import ControlNotPossible, shuffle_units
 
 
+# Rows the layer still reads wrong (lang-review4, issue 27): strict, so a fix must take its row out.
+STILL_WRONG = {
+    ("zh", "我爱你"): "jieba's dictionary holds the set phrase 我爱你 'I love you' as one word, so the text has one "
+                   "word and the control is refused (loudly, ControlNotPossible: an error row, never a copy); a list "
+                   "of phrase entries that the segmenter splits into their words (我 | 爱 | 你) is needed",
+}
+
+
 def _letters(text: str) -> Counter:
     return Counter(ch for ch in text if not ch.isspace())
 
 
 @pytest.mark.parametrize("case", case_params({"control"}))
-def test_control(case: Case) -> None:
+def test_control(case: Case, request: pytest.FixtureRequest) -> None:
+    if (why := STILL_WRONG.get((case.language, case.input))) is not None:
+        request.applymarker(pytest.mark.xfail(reason=why, strict=True))
     if case.expected == "refused":
         with pytest.raises(ControlNotPossible):
             shuffle_units(case.input, 0, "k", case.language)

@@ -34,7 +34,7 @@ _TRADITIONAL = ("hanziconv folds whole texts to simplified, so two distinct trad
 _RANGE_WITH_COUNTER = ("a gold range written against its counter (1914–1918年) is one whole unit, so its 年 is not "
                        "counted apart as footnote 7 counts each ideograph: a prediction without the range scores 0, "
                        "not the 0.5 of 年 (an under-count, never a wrong YES)")
-STILL_WRONG: dict[tuple[str, str], str] = {
+STILL_WRONG: dict[tuple[str, ...], str] = {  # (language, input) or (language, input, argument)
     ("fi", "Mattila"): "the generic ending rule (agglutinative: up to 4 letters, text/data/languages.tsv) accepts "
                        "Matti + -la; Finnish has no listed strong-grade endings yet to replace it",
     ("ja", "1918年から1914年まで"): _RANGE_WITH_COUNTER,
@@ -43,12 +43,18 @@ STILL_WRONG: dict[tuple[str, str], str] = {
     ("zh", "髮"): _TRADITIONAL,
     ("zh", "乾"): _TRADITIONAL,
     ("zh", "鍾"): _TRADITIONAL,
+    # lang-review4
+    ("es", "1 000 000", "1.000.000"): "a number grouped with plain spaces (RAE, Ortografía 2010 §4.2.4.1.2: 1 000 000) is cut into "
+                         "three words by segment.words, though canonical_number reads it whole: recall needs the same "
+                         "digit-group joining for a plain space where the language groups with spaces",
+    ("pt", "10 000", "10.000"): "a number grouped with a plain space (10 000) is cut into two words; see the es row",
 }
 
 
 @pytest.mark.parametrize("case", case_params(OPERATIONS))
 def test_conformance(case: Case, request: pytest.FixtureRequest) -> None:
-    if (why := STILL_WRONG.get((case.language, case.input))) is not None:
+    why = STILL_WRONG.get((case.language, case.input, case.argument)) or STILL_WRONG.get((case.language, case.input))
+    if why is not None:
         request.applymarker(pytest.mark.xfail(reason=why, strict=True))
     if case.operation == "recall":
         got = word_recall(case.argument, case.input, case.language)

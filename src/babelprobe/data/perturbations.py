@@ -18,8 +18,7 @@ import regex
 from babelprobe.text.scripts import is_unspaced
 from babelprobe.text.units import join_units, text_units
 from babelprobe.text.evidence import Evidence, Unsure
-from babelprobe.text.names import (NAME_HYPHENS, NAME_SEPARATORS, Placement, is_patronymic, name_forms, name_parts,
-                                    unspaced_parts)
+from babelprobe.text.names import NAME_HYPHENS, NAME_SEPARATORS, Placement, is_patronymic, name_forms, name_parts, unspaced_parts
 from babelprobe.text.normalize import fold
 from babelprobe.text.segment import Token, tokens
 from babelprobe.text.titles import is_title

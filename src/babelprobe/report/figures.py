@@ -31,7 +31,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-from babelprobe.analysis.bootstrap import SMALL_N, Cell, small_n  # noqa: E402,F401
+from babelprobe.analysis.bootstrap import Cell, small_n  # noqa: E402
 from babelprobe.report.terminal import strip_control  # noqa: E402
 
 CMAP = "RdBu"  # blue = higher, red = lower, on every page (scores 0-100 and similarities -1..1 alike)

@@ -184,7 +184,7 @@ _SPACED_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u00a0\u2007\u2009\u202f ]\d
 # a range written with spaces around its dash (1914 – 1918): one range, as 1914–1918
 _SPACED_RANGE = re.compile(r"(\d)[\u00a0\u2009\u202f ][-\u2010-\u2015\u2212][\u00a0\u2009\u202f ](\d)")
 # a currency or percent sign written apart from its number (5 €, $ 5, 5 %, % 5)
-_SIGN_APART = r"(\p{Sc}|%)[\u00a0\u2007\u2009\u202f ](?=[-+]?\d)|(?<=\d)[\u00a0\u2007\u2009\u202f ](\p{Sc}|%|‰)(?!\w)"
+_SIGN_APART = regex.compile(r"(\p{Sc}|%)[\u00a0\u2007\u2009\u202f ](?=[-+]?\d)|(?<=\d)[\u00a0\u2007\u2009\u202f ](\p{Sc}|%|‰)(?!\w)")
 
 
 def join_number_spaces(text: str, space_groups: bool = True) -> str:
@@ -192,7 +192,6 @@ def join_number_spaces(text: str, space_groups: bool = True) -> str:
     each number whole: a range's spaced dash (1914 – 1918), digit groups (no-break, thin, narrow and figure spaces always; a plain
     space too when ``space_groups``, for languages that group digits with a space) and a
     currency or percent sign set apart from its number."""
-    import regex
 
     def join_groups(match: re.Match) -> str:
         joined = match.group(0)
@@ -202,7 +201,7 @@ def join_number_spaces(text: str, space_groups: bool = True) -> str:
 
     text = _SPACED_NUMBER.sub(join_groups, text)
     text = _SPACED_RANGE.sub(r"\1-\2", text)
-    return regex.sub(_SIGN_APART, lambda m: m.group(1) or m.group(2), text)
+    return _SIGN_APART.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 def groups_with_space(language: str | None) -> bool:
@@ -367,8 +366,13 @@ def number_case_ending(token: str, language: str | None) -> tuple[str, str] | No
     """(the number, its case ending) of a folded token like Russian 1945-м, where the language
     writes a case ending after a number and a joiner; else None."""
     joiner = number_marks().ending_joiners.get((language or "").split("-")[0])
-    found = regex.search(r"(\d)" + regex.escape(joiner) + r"(\p{L}+)$", token) if joiner else None
+    found = _case_ending(joiner).search(token) if joiner and joiner in token else None
     return (token[:found.start() + 1], found.group(2)) if found else None
+
+
+@lru_cache(maxsize=None)
+def _case_ending(joiner: str) -> regex.Pattern[str]:
+    return regex.compile(r"(\d)" + regex.escape(joiner) + r"(\p{L}+)$")
 
 
 def without_ordinal_dot(token: str, written: str) -> str:

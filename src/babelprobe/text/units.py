@@ -17,6 +17,8 @@ import regex
 
 from babelprobe.text.scripts import _SHARED, UNSPACED_SCRIPTS, char_script, is_unspaced
 
+_CLUSTER = regex.compile(r"\X")  # a grapheme cluster
+_NON_SPACE = regex.compile(r"\S+")
 _KANA = regex.compile(r"[\p{Script=Hiragana}\p{Script=Katakana}]")
 
 
@@ -58,7 +60,7 @@ def _runs(chunk: str, context: str, language: str | None) -> list[str]:
                 start = end
         run, run_key = "", None
 
-    for cluster in regex.findall(r"\X", chunk):
+    for cluster in _CLUSTER.findall(chunk):
         if is_unspaced(cluster[0]):
             if spaced_run:
                 units.append(spaced_run)
@@ -82,7 +84,7 @@ def unit_spans(text: str, language: str | None = None) -> list[tuple[int, int]]:
     """(start, end) of each unit of ``text`` (see :func:`text_units`)."""
     spans = []
     context: str | None = None  # what tells Japanese Han from Chinese: kana anywhere in the text (looked up once)
-    for chunk in regex.finditer(r"\S+", text):
+    for chunk in _NON_SPACE.finditer(text):
         if not any(map(is_unspaced, chunk.group())):
             spans.append(chunk.span())
             continue
