@@ -174,7 +174,7 @@ def test_small_n_threshold_is_one_constant():
     from babelprobe.analysis.bootstrap import SMALL_N, small_n
     from babelprobe.report.sections import n_note, pct
 
-    assert SMALL_N == 30 and figs.SMALL_N is SMALL_N
+    assert SMALL_N == 30 and figs.small_n is small_n  # the figures mark small n with the one threshold
     assert small_n(1) and small_n(29) and not small_n(30) and not small_n(None)
     assert pct(1.0, 1.0, 1.0, n=1) == "100.0 (100.0–100.0), n = 1 (small n)"
     assert pct(0.5, 0.4, 0.6, n=400) == "50.0 (40.0–60.0), n = 400"
