@@ -135,8 +135,8 @@ def _inside_katakana_word(text: str, start: int, end: int) -> bool:
     return bool(before or after)
 
 
-def _inside_longer_word(text: str, start: int, end: int, name: str, language: str) -> bool:
-    """The name at text[start:end] begins a longer word of the language's dictionary segmenter
+def _inside_longer_word(words: list[Token], start: int, end: int, name: str, language: str) -> bool:
+    """The name at start:end of the text (``words``: its tokens) begins a longer word of the dictionary segmenter
     (王 in 王明, 明 in 明子) that is not the name with its honorific or particle (王先生, 凤姐儿,
     田中さん: text.mentions.is_name): another name or word, never this character's. Only a word
     that starts with the name counts: one that starts before it is an address (老王) or the
@@ -144,7 +144,7 @@ def _inside_longer_word(text: str, start: int, end: int, name: str, language: st
     from babelprobe.text.mentions import is_name
 
     return any(token.kind == "word" and token.start == start and token.end > end
-               and not is_name(token.text, name, language) for token in tokens(text, language))
+               and not is_name(token.text, name, language) for token in words)
 
 
 def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
@@ -158,10 +158,14 @@ def _unspaced_hits(text: str, name: str, language: str) -> list[_Hit]:
     if len(haystack) != len(text):
         haystack = text  # a conversion that moved positions: look for the name as written
     hits = []
+    words: list[Token] | None = None  # the text's dictionary words, segmented once at the first hit
     for found in pattern.finditer(haystack):
         start, end = found.span()
-        if _stands_alone(text, start, end) and not _inside_katakana_word(text, start, end) and \
-                not _inside_longer_word(text, start, end, name, language):
+        if not _stands_alone(text, start, end) or _inside_katakana_word(text, start, end):
+            continue
+        if words is None:
+            words = tokens(text, language)
+        if not _inside_longer_word(words, start, end, name, language):
             hits.append(_Hit(start, end, 0, 0, Evidence("name_form:unspaced (found inside the text)", text[start:end],
                                                          name, (start, end))))
     return hits
