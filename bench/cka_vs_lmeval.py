@@ -53,14 +53,21 @@ def timed_babelprobe(backend, facts, mode: str, batch_size: int):
     return result.records, seconds, cpu, (stats.tokens, stats.padded_tokens, stats.scored_positions)
 
 
-def matmul_flops_per_s(size: int = 2048, repeats: int = 5) -> float:
-    """The fp32 rate of a square torch matmul on this machine, with this process's threads."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_flops_per_s(size: int = 2048, repeats: int = 5, device: str = "cpu",
+                       dtype: torch.dtype = torch.float32) -> float:
+    """The rate of a square torch matmul on ``device`` in ``dtype`` (CPU: this process's threads;
+    a GPU: 8192-wide, timed after synchronising)."""
+    if device != "cpu":
+        size = max(size, 8192)
+    a, b = torch.randn(size, size, device=device, dtype=dtype), torch.randn(size, size, device=device, dtype=dtype)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     a @ b  # warm-up
+    sync()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
         a @ b
+        sync()
         best = min(best, time.perf_counter() - start)
     return 2 * size**3 / best
 
@@ -94,14 +101,18 @@ def main() -> None:
     parser.add_argument("--agreement-facts", type=int, default=300, help="subset for first-token agreement")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads for both sides (default: torch's own); 1 is steadier on a busy machine")
+    parser.add_argument("--model", default="bundled:gemma-3-270m",
+                        help="a model spec whose weights are a local HF directory (bundled:, hf:DIR)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda: both sides run there")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
 
     facts = load_cka_facts(args.data, [args.lang], limit=args.facts, seed=0)
-    backend = load_backend("bundled:gemma-3-270m", device="cpu", dtype="float32")
-    hf_dir = resolve("bundled:gemma-3-270m").path
+    backend = load_backend(args.model, device=args.device, dtype=args.dtype)
+    hf_dir = resolve(args.model).path
 
     # warm-up so that neither side pays one-off allocation costs inside its timing
     run_probe(CKAProbe("full"), facts[:8], Runner(backend, batch_size=args.batch_size))
@@ -111,7 +122,7 @@ def main() -> None:
 
     from lm_eval.models.huggingface import HFLM
 
-    lm = HFLM(pretrained=hf_dir, device="cpu", batch_size=args.batch_size, dtype="float32")
+    lm = HFLM(pretrained=hf_dir, device=args.device, batch_size=args.batch_size, dtype=args.dtype)
     pairs = [(f.stem_of(i), continuation(f.stem_of(i), o)) for f in facts for i, o in enumerate(f.objects)]
     lm.loglikelihood(lmeval_requests(pairs[:8]))  # warm-up
     start, lm_cpu = time.perf_counter(), time.process_time()
@@ -139,11 +150,12 @@ def main() -> None:
     lm_first = lm.loglikelihood(lmeval_requests(first_pairs))
     first_diff = max(abs(a - b) for a, (b, _) in zip(ours_first, lm_first))
 
-    rate = matmul_flops_per_s()
+    rate = matmul_flops_per_s(device=args.device, dtype=getattr(torch, args.dtype))
     n = len(facts)
     result = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
-        "model": "bundled:gemma-3-270m (float32, local HF dir)",
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
+                   + (f", {torch.cuda.get_device_name()}" if args.device.startswith("cuda") else ""),
+        "model": f"{args.model} ({args.dtype} on {args.device}, local HF dir)",
         "facts": n, "requests_lm_eval": len(pairs), "batch_size": args.batch_size,
         "babelprobe_first_token_facts_per_s": n / first_s,
         "babelprobe_full_facts_per_s": n / full_s,
@@ -159,7 +171,7 @@ def main() -> None:
         # then move with the load; CPU-time ratios move less)
         "cpu_seconds": {"babelprobe_first_token": first_cpu, "babelprobe_full": full_cpu, "lm_eval": lm_cpu},
         "cpu_time_speedup": {"first_token": lm_cpu / first_cpu, "full": lm_cpu / full_cpu},
-        "fp32_matmul_gflop_per_s": rate / 1e9,
+        "matmul_gflop_per_s": rate / 1e9, "matmul_dtype": args.dtype,
         "flop_bound_first_token": flop_bound(backend.model, first_counts, first_s, rate),
         "flop_bound_full": flop_bound(backend.model, full_counts, full_s, rate),
     }
