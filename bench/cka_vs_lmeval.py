@@ -131,6 +131,8 @@ def main() -> None:
 
     ours_full = [lp for r in full_records for lp in [r.logp_true, *r.logp_false]]
     full_diff = max(abs(a - b) for a, (b, _) in zip(ours_full, lm_out))
+    # the pairs that differ most, to read where a difference comes from (boundary, padding, kernel)
+    largest = sorted(zip(pairs, ours_full, (b for b, _ in lm_out)), key=lambda t: -abs(t[1] - t[2]))[:5]
     lm_known = []
     cursor = 0
     for f in facts:
@@ -164,6 +166,8 @@ def main() -> None:
         "full_speedup": lm_s / full_s,
         "max_abs_logprob_diff_full": full_diff,
         "max_abs_logprob_diff_first_token": first_diff,
+        "largest_full_differences": [{"context": c, "continuation": o, "babelprobe": a, "lm_eval": b}
+                                     for (c, o), a, b in largest],
         "first_token_agreement_pairs": len(first_pairs),
         "known_agreement_full_vs_lm_eval": full_known_agree,
         "seconds": {"babelprobe_first_token": first_s, "babelprobe_full": full_s, "lm_eval": lm_s},
