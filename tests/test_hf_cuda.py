@@ -14,8 +14,11 @@ import os
 
 import pytest
 import torch
-from transformers import Gemma2Config, Gemma2ForCausalLM, Gemma3TextConfig, Gemma3ForCausalLM, LlamaConfig, \
-    LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from tokenizers import Tokenizer, models
+from transformers import (
+    Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM,
+    PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM,
+)
 
 from babelprobe.models.base import Fingerprint, Generate, HiddenStates, LogLikelihood, NextToken
 from babelprobe.models.hf import TransformersBackend
@@ -97,3 +100,45 @@ def test_bfloat16_on_the_device_keeps_the_checks_and_the_answers(pair):
         diffs = [abs(a - b) / (1 + abs(b)) for a, b in zip(got[kind], cpu[kind])]
         assert max(diffs) < 0.1, (name, kind, max(diffs))
     assert sum(a == b for a, b in zip(got["generated"], cpu["generated"])) >= len(cpu["generated"]) - 1, name
+
+
+def test_packed_tree_rows_equal_each_request_alone_at_gemma_scale():
+    """CKA's full-mode batches at Gemma 3 270M's shapes (head_dim 256, one key/value head, 262k
+    vocabulary; random weights: only shapes and kernels matter here): stems with several one-token
+    and longer objects, 64 stems per call as the runner cuts them, packed into tree rows with a 4D
+    mask. On CUDA the default memory-efficient SDPA kernel got 8 of 6,514 such pairs wrong by up to
+    1.95 nats (hf.py ``_mask_kernel``); every pair must equal its own plain forward."""
+    config = Gemma3TextConfig(
+        vocab_size=262_144, hidden_size=640, intermediate_size=2048, num_hidden_layers=18, num_attention_heads=4,
+        num_key_value_heads=1, head_dim=256, query_pre_attn_scalar=256, sliding_window=512,
+        max_position_embeddings=32_768, pad_token_id=0, bos_token_id=2, eos_token_id=1,
+    )
+    torch.manual_seed(0)
+    model = Gemma3ForCausalLM(config).eval()
+    # a word-level tokenizer naming every id (the requests are token ids; results name their tokens)
+    words = Tokenizer(models.WordLevel({f"w{i}": i for i in range(config.vocab_size)}, unk_token="w3"))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=words, pad_token="w0", bos_token="w2", eos_token="w1")
+    backend = TransformersBackend(model.to(DEVICE), tokenizer, Fingerprint(
+        spec="gemma-shape", backend="transformers", weights="random", dtype="float32", device=DEVICE, versions={}))
+    generator = torch.Generator().manual_seed(1)
+
+    def tokens(n: int) -> tuple[int, ...]:
+        return tuple(torch.randint(3, 262_144, (n,), generator=generator).tolist())
+
+    requests = []
+    for _ in range(2000 if DEVICE == "cuda" else 16):
+        stem = (2, *tokens(int(torch.randint(4, 10, (1,), generator=generator))))
+        for length in (1, 1, 1, 2, 3):
+            requests.append(LogLikelihood(context_ids=stem, continuation_ids=tokens(length)))
+    batched = [r for k in range(0, len(requests), 320) for r in backend.loglikelihood(requests[k:k + 320])]
+    wrong = []
+    for request, got in zip(requests, batched):
+        split = backend.boundary.split_ids(*request.ids)
+        context, continuation = split.context_ids, split.continuation_ids
+        ids = torch.tensor([list(context) + list(continuation)], device=DEVICE)
+        with torch.inference_mode():
+            logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+        alone = [logp[len(context) - 1 + j, t].item() for j, t in enumerate(continuation)]
+        if max(abs(a - b) for a, b in zip(got.token_logprobs, alone)) > FLOAT32_TOLERANCE:
+            wrong.append((got.token_logprobs, alone))
+    assert not wrong, f"{len(wrong)} of {len(requests)} packed requests differ from their own forward: {wrong[:3]}"

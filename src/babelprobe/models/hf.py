@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel
 from transformers.generation.stopping_criteria import StopStringCriteria, StoppingCriteriaList
 
@@ -43,7 +44,7 @@ from babelprobe.models.transformers_helpers import (
 # Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
 # what it answers (boundary rule, head gathering, generation settings). Bump it with any such
 # change; tests/test_fingerprint.py fails until the scoring code's pinned hash is updated too.
-BACKEND_REVISION = 2
+BACKEND_REVISION = 3
 
 
 @dataclass(frozen=True)
@@ -307,18 +308,29 @@ class TransformersBackend:
         Gemma-style final soft-capping) the decoder's hidden states are gathered first, so the
         262k-wide head runs once per scored position instead of once per padded position.
         ``attention`` is a 2D padding mask or a prepared 4D mask (tree rows)."""
-        if self._decoder is not None and self._head is not None:
-            hidden = self._decoder(
-                input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=False
-            ).last_hidden_state
-            logits = self._head(hidden[row_index, col_index])
-            cap = self._softcap
-            return torch.tanh(logits / cap) * cap if cap else logits
-        keep = ids.shape[1] - int(col_index.min())
-        logits = self.model(
-            input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=keep, use_cache=False
-        ).logits
+        with self._mask_kernel(attention):
+            if self._decoder is not None and self._head is not None:
+                hidden = self._decoder(
+                    input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=False
+                ).last_hidden_state
+                logits = self._head(hidden[row_index, col_index])
+                cap = self._softcap
+                return torch.tanh(logits / cap) * cap if cap else logits
+            keep = ids.shape[1] - int(col_index.min())
+            logits = self.model(
+                input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=keep, use_cache=False
+            ).logits
         return logits[row_index, col_index - (ids.shape[1] - keep)]
+
+    def _mask_kernel(self, attention: torch.Tensor) -> contextlib.AbstractContextManager[object]:
+        """On CUDA, tree rows' 4D masks go through SDPA's math kernel: the memory-efficient kernel
+        PyTorch picks by default returned wrong log-probs for 8 of 6,514 packed pairs (up to 1.95
+        nats; torch 2.11+cu130 on an H200, Gemma 3 270M's shapes, 2026-11-26), the math kernel and
+        eager attention none; at these row widths (<= ``tree_max_length``) it is as fast
+        (bench/README.md, GPU section). CPU kernels are unaffected (tests/test_hf_cuda.py)."""
+        if attention.dim() == 4 and attention.device.type == "cuda":
+            return sdpa_kernel([SDPBackend.MATH])
+        return contextlib.nullcontext()
 
     # ------------------------------------------------------------------ request kinds
     def loglikelihood(self, requests: Sequence[LogLikelihood]) -> list[LogLikelihoodResult]:
