@@ -27,7 +27,6 @@ from babelprobe.families.memorization.analysis import (
     METRICS,
     LengthRow,
     MemorizationSummary,
-    MetricCell,
     MetricPair,
     cell_of,
     correlations_between_lengths,
@@ -100,7 +99,7 @@ def summarise_stored(run_dir: Path, n_resamples: int = 10_000, seed: int = 0,
                                    length_correlations=[])
     order = items.order(SORT_KEYS)
     groups = _Groups.of(items, order)
-    spans = [(s, e) for s, e in zip(groups.starts, groups.ends)]
+    spans = [(int(s), int(e)) for s, e in zip(groups.starts, groups.ends)]
     overall_spans = [(int(groups.starts[f]), int(groups.ends[e - 1])) for _, f, e in groups.lengths()]
     scored = _status(items, order, "scored")
     # cells[metric][span]: the real and control cells of every group and every prompt length
@@ -183,6 +182,3 @@ def write_stored_tables(run_dir: Path, out: Path) -> list[Path]:
         if column in items.names:
             _add_means(means, name, items.floats(column, order), scored, groups)
     return write_tables({prefix: _table(means.get(prefix, {})) for prefix, _, _ in groups.lengths()}, out)
-
-
-__all__ = ["summarise_stored", "write_stored_tables", "MetricCell"]
