@@ -19,6 +19,9 @@ samples does not fit the time at hand:
 
     python bench/shared_path_scale.py --tile-report RUN_DIR --tile 1,10,100
 
+``--peer /work/main/src`` measures every step a second time with that source tree's babelprobe
+(PYTHONPATH), right after this one, on the same inputs: the back-to-back before/after.
+
 ``--steps`` also takes ``load`` (reading and validating the samples file alone, the run's first
 step, in a fresh process: all at once with ``--parts none``, a language at a time with
 ``language``), and ``--parts language,none`` measures both modes; every figure is also printed as
@@ -89,8 +92,12 @@ def one(cmd: list[str]) -> dict:
             "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1)}
 
 
-def measured(cmd: list[str]) -> dict:
-    wrapper = subprocess.run([sys.executable, __file__, "--one", json.dumps(cmd)], capture_output=True, text=True)
+def measured(cmd: list[str], source: str | None = None) -> dict:
+    """``one(cmd)`` in a fresh wrapper process; ``source``: a babelprobe source folder put first on
+    PYTHONPATH (the peer, e.g. main's src/, measured back to back with this tree)."""
+    env = {**os.environ, "PYTHONPATH": source} if source else None
+    wrapper = subprocess.run([sys.executable, __file__, "--one", json.dumps(cmd)], capture_output=True, text=True,
+                             env=env)
     return json.loads(wrapper.stdout) if wrapper.returncode == 0 else {"error": wrapper.stderr[-1500:]}
 
 
@@ -124,8 +131,8 @@ def tiled(run: Path, factor: int, out: Path) -> Path:
     return out
 
 
-def tile_report(run: Path, factors: list[int], keep: Path) -> None:
-    """Peak RSS of ``babelprobe report`` on ``run`` tiled by each factor."""
+def tile_report(run: Path, factors: list[int], keep: Path, peer: str | None = None) -> None:
+    """Peak RSS of ``babelprobe report`` on ``run`` tiled by each factor (and with ``peer``'s code)."""
     import pyarrow.parquet as pq
 
     print(f"report of {run} tiled x{factors}; load {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
@@ -133,12 +140,13 @@ def tile_report(run: Path, factors: list[int], keep: Path) -> None:
         folder = tiled(run, factor, keep / f"x{factor}")
         items = pq.read_metadata(folder / "items.parquet").num_rows
         size = (folder / "items.parquet").stat().st_size / 1e6
-        result = measured([sys.executable, "-m", "babelprobe", "report", str(folder)])
-        print(f"x{factor:<4} {items:>7} items ({size:7.1f} MB parquet)  report: " +
-              (f"peak RSS {result['peak_rss_mb']:8.1f} MB  {result['seconds']:7.1f} s wall" if "error" not in result
-               else f"failed: {result['error']}"), flush=True)
-        if "error" not in result:
-            print(markdown_row(items, f"report (x{factor} tiled)", "-", result), flush=True)
+        for label, source in [("this tree", None), *([("peer", peer)] if peer else [])]:
+            result = measured([sys.executable, "-m", "babelprobe", "report", str(folder)], source)
+            print(f"x{factor:<4} {items:>7} items ({size:7.1f} MB parquet)  report ({label}): " +
+                  (f"peak RSS {result['peak_rss_mb']:8.1f} MB  {result['seconds']:7.1f} s wall" if "error" not in result
+                   else f"failed: {result['error']}"), flush=True)
+            if "error" not in result:
+                print(markdown_row(items, f"report (x{factor} tiled, {label})", "-", result), flush=True)
 
 
 def markdown_row(items: int, step: str, parts: str, result: dict) -> str:
@@ -161,10 +169,13 @@ def main() -> None:
     parser.add_argument("--languages", type=int, default=95, help="the first N of the 95 (a smoke run)")
     parser.add_argument("--tile-report", default=None, help="a finished memorization run: measure `report` on it tiled")
     parser.add_argument("--tile", default="1,10,100", help="with --tile-report: the factors")
+    parser.add_argument("--peer", default=None, help="another babelprobe src/ folder (e.g. main's): every "
+                        "step is measured with it too, right after this tree, on the same inputs")
     args = parser.parse_args()
     if args.tile_report:
         with tempfile.TemporaryDirectory() as tmp:
-            tile_report(Path(args.tile_report), [int(f) for f in args.tile.split(",")], Path(args.keep or tmp))
+            tile_report(Path(args.tile_report), [int(f) for f in args.tile.split(",")], Path(args.keep or tmp),
+                        args.peer)
         return
     languages = PAPER_LANGUAGES[:args.languages]
     base = [sys.executable, "-m", "babelprobe"]
@@ -191,12 +202,13 @@ def main() -> None:
                                  str(folder / "mem"), "--tokens", str(tok), "--theta", "0.5", "--out",
                                  str(folder / "graph"), "--no-figures"],
             }
-            for name, cmd in steps.items():
+            for (name, cmd), (label, source) in [(step, who) for step in steps.items()
+                                                 for who in [("", None), *([(" (peer)", args.peer)] if args.peer else [])]]:
                 if name not in args.steps.split(","):
                     continue
-                result = measured(cmd)
+                result = measured(cmd, source)
                 if "error" in result:
-                    print(f"size {size}: {name} failed: {result['error']}", flush=True)
+                    print(f"size {size}: {name}{label} failed: {result['error']}", flush=True)
                     continue
                 items = {"load": len(languages) * size, "memorization": len(languages) * size,
                          "report": len(languages) * size, "similarity": len(languages) * 2 * size,
@@ -204,7 +216,7 @@ def main() -> None:
                 print(f"size {size:>3}/lang  {name:12} {items:>6} items  --parts {parts:8}  peak RSS "
                       f"{result['peak_rss_mb']:8.1f} MB  {result['seconds']:8.1f} s wall  "
                       f"{result['cpu_seconds']:8.1f} s CPU", flush=True)
-                rows.append(markdown_row(items, name, parts, result))
+                rows.append(markdown_row(items, name + label, parts, result))
     print("\n| samples | step | --parts | peak RSS | wall | CPU |\n|---:|---|---|---:|---:|---:|", flush=True)
     print("\n".join(rows), flush=True)
     print(f"load {os.getloadavg()}", flush=True)

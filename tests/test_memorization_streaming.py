@@ -118,3 +118,41 @@ def test_one_language_in_memory_at_a_time(tmp_path):
     parts.close()
     assert sizes == [300] * len(WORDS)
     assert streamed_peak < loaded_peak / 3
+
+
+def test_duplicate_ids_across_files_name_each_place(tmp_path):
+    """Ids in several scripts, repeated within a file and across files of a per-language folder:
+    each repeat is a problem naming its file, row and field and the first place; distinct ids
+    that differ only in case or normalisation are not duplicates."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "ru.jsonl").write_text("\n".join(json.dumps({"id": i, "text": WORDS["ru"]}, ensure_ascii=False)
+                                               for i in ("река", "Река", "река", "x")), encoding="utf-8")
+    (folder / "ja.jsonl").write_text("\n".join(json.dumps({"id": i, "text": WORDS["ja"]}, ensure_ascii=False)
+                                               for i in ("川", "x", "川", "e\u0301", "\u00e9")), encoding="utf-8")
+    with pytest.raises(DatasetError) as loaded:
+        load_samples(folder)
+    with pytest.raises(DatasetError) as parted:
+        SampleParts(folder)
+    assert str(parted.value) == str(loaded.value)
+    found = sorted((p.file, p.row, p.field, p.message) for p in loaded.value.problems)
+    ja, ru = str(folder / "ja.jsonl"), str(folder / "ru.jsonl")
+    assert found == [(ja, 3, "id", f"duplicate id '川' (first at {ja}:1)"),  # ja.jsonl is read first
+                     (ru, 3, "id", f"duplicate id 'река' (first at {ru}:1)"),
+                     (ru, 4, "id", f"duplicate id 'x' (first at {ja}:2)")]
+
+
+def test_the_ids_kept_for_duplicates_are_fixed_width(tmp_path):
+    """The ids seen are kept as 64-bit digests with their place, not as strings: Python's
+    allocations for 50,000 long ids stay near 20 bytes an id (a dict of the ids and their places
+    takes over 150)."""
+    from babelprobe.families.memorization.data import _Ids
+
+    tracemalloc.start()
+    ids = _Ids()
+    for i in range(50_000):
+        ids.add(f"https://example.org/corpus/de/{i:08d}#paragraph", 0, i + 1)
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert current < 50_000 * 30
+    assert ids.duplicates() == []

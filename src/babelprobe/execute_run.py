@@ -324,18 +324,12 @@ def _finish(family: Family, config: RunOptions, backend: Backend, records: list[
     if records is not None:
         store.write_items(config.out, records)
     t0 = time.perf_counter()
-    columns = family.summary_columns(config)
-    stored = store.read_items(config.out, None if columns is None else [*columns, "error"])
     if records is None:
-        n_items = len(stored)
-        n_errors = int(stored["error"].notna().sum()) if "error" in stored.columns else 0
+        n_items, n_errors = store.count_items(config.out)
     else:
         # every family's record carries an ``error`` (None when the item was answered)
         n_items, n_errors = len(records), sum(getattr(r, "error", None) is not None for r in records)
-    if columns is not None:
-        stored = stored[[c for c in columns if c in stored.columns]]  # exactly what `report` reads
-    summary = family.summarise(stored, config)
-    del stored
+    summary = family.summarise_stored(config.out, config)  # exactly what `report` reads
     store.write_json(config.out / store.SUMMARY, summary)
     timings["summary"] = time.perf_counter() - t0
     usage = [u for u in (getattr(b, "usage", None) for b in (backend, *others)) if u is not None]

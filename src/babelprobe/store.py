@@ -261,6 +261,15 @@ def read_items(run_dir: str | Path, columns: Sequence[str] | None = None) -> pd.
     return pd.DataFrame(joined, copy=False)
 
 
+def count_items(run_dir: str | Path) -> tuple[int, int]:
+    """(items, items with an error) of items.parquet, reading its ``error`` column alone."""
+    file = pq.ParquetFile(Path(run_dir) / ITEMS)
+    if "error" not in file.schema_arrow.names:
+        return file.metadata.num_rows, 0
+    errors = file.read(columns=["error"]).column(0)
+    return file.metadata.num_rows, len(errors) - errors.null_count
+
+
 def read_manifest(run_dir: str | Path) -> Manifest:
     path = Path(run_dir) / MANIFEST
     if not Path(run_dir).is_dir():

@@ -68,5 +68,5 @@ def _summarised(run_dir: Path, manifest: store.Manifest, family: Family) -> Stor
     except ValidationError as exc:
         raise RunError(f"{run_dir}: the manifest's config is not a {family.name} config "
                        f"({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})") from exc
-    summary = family.summarise(store.read_items(run_dir, family.summary_columns(config)), config)
+    summary = family.summarise_stored(run_dir, config)
     return StoredRun(family, manifest, config, summary)

@@ -11,26 +11,22 @@ gzipped: .jsonl.gz, or .json.gz as mC4's files are named, JSON lines too), CSV o
 document per row (its text column).
 A directory is walked, sorted, into its sub-folders; a file or folder directly in it named after a
 language (``de.jsonl``, ``de/*.txt``) gives its documents that language. Empty (whitespace-only)
-documents are skipped. Files are streamed (JSONL line by line, Parquet by record batch); only a
-text file is read whole, as it is one document.
+documents are skipped. Files are streamed by data/tables.py's ``iter_rows`` (JSONL and CSV line by
+line, Parquet by record batch); only a text file is read whole, as it is one document.
 """
 
 from __future__ import annotations
 
 import codecs
-import csv
-import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from babelprobe.data.tables import READABLE_SUFFIXES, iter_rows
 from babelprobe.data.validation import DatasetError, Problem
 
 TEXT_SUFFIXES = (".txt", ".md", ".text")
-GZIPPED_JSONL = (".jsonl.gz", ".json.gz")  # mC4 ships c4-de.tfrecord-00000-of-01024.json.gz: JSON lines
-TABLE_SUFFIXES = (*GZIPPED_JSONL, ".jsonl", ".csv", ".parquet")
-CORPUS_SUFFIXES = TEXT_SUFFIXES + TABLE_SUFFIXES
+CORPUS_SUFFIXES = TEXT_SUFFIXES + READABLE_SUFFIXES
 
 DOCUMENT_RULE = ("A text file (.txt, .md, .text) is one document, its bytes as they are (line ends kept); "
                  "JSONL (.jsonl, .jsonl.gz, mC4's .json.gz), CSV and Parquet hold one document per row. "
@@ -109,7 +105,7 @@ def read_file(path: Path, text_field: str = "text", lang_field: str | None = Non
         if whole.strip():
             yield Document(whole, where, where, _language({}, lang_field, language, where, None))
         return
-    for number, row in _rows(path, suffix, [text_field, *([lang_field] if lang_field else [])]):
+    for number, row in iter_rows(path, [text_field, *([lang_field] if lang_field else [])]):
         text = row.get(text_field)
         if not isinstance(text, str):
             raise DatasetError([Problem(where, number, text_field, "missing text (or not a string)")])
@@ -136,52 +132,6 @@ def _decode(path: Path, data: bytes, line: int | None) -> str:
     except UnicodeDecodeError as exc:
         raise DatasetError([Problem(str(path), line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]) \
             from None
-
-
-def _rows(path: Path, suffix: str, columns: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based row, row) of a table file, streamed; for JSONL the row is the line."""
-    if suffix == ".parquet":
-        yield from _parquet_rows(path, columns)
-    elif suffix == ".csv":
-        with path.open(encoding="utf-8-sig", newline="") as text:
-            try:
-                yield from enumerate(csv.DictReader(text), start=1)
-            except UnicodeDecodeError as exc:
-                raise DatasetError([Problem(str(path), None, None, f"not UTF-8 text ({exc.reason})")]) from None
-            except csv.Error as exc:
-                raise DatasetError([Problem(str(path), None, None, f"not valid CSV ({exc})")]) from None
-    else:
-        with gzip.open(path, "rb") if suffix in GZIPPED_JSONL else path.open("rb") as handle:
-            try:
-                for number, raw in enumerate(handle, start=1):  # binary lines: split at b"\n" only
-                    line = _decode(path, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw, number)
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DatasetError([Problem(str(path), number, None, f"not valid JSON ({exc.msg})")]) from None
-                    if not isinstance(row, dict):
-                        raise DatasetError([Problem(str(path), number, None, "a JSON object is expected")])
-                    yield number, row
-            except (gzip.BadGzipFile, EOFError) as exc:
-                raise DatasetError([Problem(str(path), None, None, f"not a readable gzip file ({exc})")]) from None
-
-
-def _parquet_rows(path: Path, columns: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        parquet = pq.ParquetFile(path)
-        present = [c for c in columns if c in parquet.schema_arrow.names]
-        number = 0
-        for batch in parquet.iter_batches(batch_size=1024, columns=present):
-            for row in batch.to_pylist():
-                number += 1
-                yield number, row
-    except (pa.ArrowException, OSError) as exc:
-        raise DatasetError([Problem(str(path), None, None, f"not a readable Parquet file ({exc})")]) from None
 
 
 def read_hf_dataset(name: str, config: str | None, split: str, text_field: str = "text",

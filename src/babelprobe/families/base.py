@@ -179,6 +179,14 @@ class Family(Generic[Config]):
         """The summary.json model, from the stored items only."""
         raise NotImplementedError
 
+    def summarise_stored(self, run_dir: Path, config: Config) -> BaseModel:
+        """The summary of a run directory's items.parquet (what the pipeline and ``report`` call):
+        ``summarise`` of its ``summary_columns``. A family whose runs grow large reads them a
+        column at a time instead (memorization), to the same numbers."""
+        from babelprobe import store
+
+        return self.summarise(store.read_items(run_dir, self.summary_columns(config)), config)
+
     def summary_columns(self, config: Config) -> list[str] | None:
         """The items columns ``summarise`` reads (None: all); the pipeline and ``report`` read only
         these from items.parquet, so that a large run's per-item detail is not loaded to summarise it."""

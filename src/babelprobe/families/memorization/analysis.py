@@ -94,12 +94,17 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> tuple[float | None, str |
     return max(-1.0, min(1.0, r)), None
 
 
-def _cell(values: pd.Series, n_resamples: int, seed: int) -> MetricCell | None:
-    data = values.dropna().astype(float).to_numpy()
+def cell_of(values: np.ndarray, n_resamples: int, seed: int) -> MetricCell | None:
+    """The bootstrap cell of ``values`` less its NaNs (None when none is left)."""
+    data = values[~np.isnan(values)]
     if data.size == 0:
         return None
     ci = bootstrap_ci(data, n_resamples=n_resamples, seed=seed)
     return MetricCell(value=ci.mean, ci_low=ci.low, ci_high=ci.high, n=ci.n)
+
+
+def _cell(values: pd.Series, n_resamples: int, seed: int) -> MetricCell | None:
+    return cell_of(values.dropna().astype(float).to_numpy(), n_resamples, seed)
 
 
 def _row(language: str, group: pd.DataFrame, n_resamples: int, seed: int) -> LengthRow:
@@ -132,10 +137,16 @@ def per_language_means(items: pd.DataFrame, prefix_tokens: int) -> pd.DataFrame:
 
 def length_correlations(items: pd.DataFrame) -> list[Correlation]:
     """Tables 12-13: Pearson r of per-language means between consecutive prompt lengths."""
-    lengths = sorted(items["prefix_tokens"].unique())
+    return correlations_between_lengths({int(n): per_language_means(items, int(n))
+                                         for n in sorted(items["prefix_tokens"].unique())})
+
+
+def correlations_between_lengths(tables: dict[int, pd.DataFrame]) -> list[Correlation]:
+    """``length_correlations`` from each prompt length's ``per_language_means`` table."""
+    lengths = sorted(tables)
     out = []
     for a, b in zip(lengths, lengths[1:]):
-        left, right = per_language_means(items, a), per_language_means(items, b)
+        left, right = tables[a], tables[b]
         both = left.index.intersection(right.index)
         for metric in [m for m in left.columns if m in right.columns]:
             r, reason = pearson(left.loc[both, metric], right.loc[both, metric])
@@ -159,11 +170,16 @@ def write_language_tables(items: pd.DataFrame, out: Path) -> list[Path]:
     ``babelprobe graph`` reads), and ``memorization.csv`` = the longest prompt length at which any
     sample was scored (a length longer than every text scores nothing and would give ``graph`` an
     empty table)."""
-    written, tables = [], {}
-    for n in sorted(items["prefix_tokens"].unique()):
-        tables[int(n)] = per_language_means(items, int(n))
-        path = out / f"memorization_p{int(n)}.csv"
-        tables[int(n)].reset_index().to_csv(path, index=False)
+    return write_tables({int(n): per_language_means(items, int(n)) for n in sorted(items["prefix_tokens"].unique())},
+                        out)
+
+
+def write_tables(tables: dict[int, pd.DataFrame], out: Path) -> list[Path]:
+    """``write_language_tables`` from each prompt length's ``per_language_means`` table."""
+    written = []
+    for n in sorted(tables):
+        path = out / f"memorization_p{n}.csv"
+        tables[n].reset_index().to_csv(path, index=False)
         written.append(path)
     scored = [n for n, table in tables.items() if len(table.columns)]
     if tables:

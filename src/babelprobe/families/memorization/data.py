@@ -10,8 +10,10 @@ citation; kept as ``origin``). ``Sample.source`` is always this file's path and 
 
 from __future__ import annotations
 
+import hashlib
 import random
 import tempfile
+from array import array
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -68,12 +70,66 @@ def _limited(mine: list[Sample], language: str, limit: int | None, seed: int) ->
     return mine if limit is None or len(mine) <= limit else random.Random(f"{seed}/{language}").sample(mine, limit)
 
 
+def _sample_id(row: dict, language: object, file: Path, row_number: int) -> str:
+    return str(row.get("id") or f"{language}-{file.stem}-{row_number}")
+
+
+class _Ids:
+    """Every sample id seen, as a fixed-width 64-bit digest with its file and row (20 bytes a row
+    in flat arrays, not a dict of strings: 200k ids cost 4 MB, not 40). Duplicates are found after
+    the pass by sorting the digests; the rows whose digests meet are read again to compare their
+    ids as written, so a digest collision is never reported as a duplicate."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[Path, str | None]] = []
+        self.digests, self.file_index, self.rows = array("Q"), array("I"), array("Q")
+
+    def add(self, sample_id: str, file_number: int, row_number: int) -> None:
+        self.digests.append(int.from_bytes(hashlib.blake2b(sample_id.encode(), digest_size=8).digest(), "little"))
+        self.file_index.append(file_number)
+        self.rows.append(row_number)
+
+    def duplicates(self) -> list[Problem]:
+        """A problem (file, row, "id") for every row whose id an earlier row has, in read order."""
+        import numpy as np
+
+        digests = np.frombuffer(self.digests, dtype=np.uint64) if self.digests else np.zeros(0, np.uint64)
+        order = np.argsort(digests, kind="stable")
+        meets = np.flatnonzero(digests[order][1:] == digests[order][:-1])
+        suspects = sorted({int(i) for k in meets for i in order[k:k + 2]})  # read order: first place first
+        if not suspects:
+            return []
+        wanted: dict[int, set[int]] = {}
+        for i in suspects:
+            wanted.setdefault(self.file_index[i], set()).add(self.rows[i])
+        ids: dict[tuple[int, int], str] = {}
+        for file_number, rows in wanted.items():
+            file, file_language = self.files[file_number]
+            for row_number, row in iter_rows(file):
+                if row_number in rows:
+                    ids[(file_number, row_number)] = _sample_id(row, row.get("language") or file_language, file,
+                                                                row_number)
+        first: dict[str, str] = {}
+        problems = []
+        for i in suspects:
+            place = (self.file_index[i], self.rows[i])
+            where = str(self.files[place[0]][0])
+            sample_id = ids[place]
+            if sample_id in first:
+                problems.append(Problem(where, place[1], "id", f"duplicate id {sample_id!r} (first at {first[sample_id]})"))
+            else:
+                first[sample_id] = f"{where}:{place[1]}"
+        return problems
+
+
 def _checked(path: Path, problems: list[Problem]) -> Iterator[Sample]:
     """Every valid sample, one row in memory at a time; each invalid row's problem appended to
-    ``problems`` (file, row, field), and two codes of one language after the last row."""
-    seen: dict[str, str] = {}
+    ``problems`` (file, row, field), and after the last row the duplicate ids and two codes of
+    one language."""
+    ids = _Ids()
     written: dict[str, dict[str, str]] = {}  # normalised code -> code as written -> first place
-    for file, file_language in _files(path):
+    for file_number, (file, file_language) in enumerate(_files(path)):
+        ids.files.append((file, file_language))
         for row_number, row in iter_rows(file):
             where = str(file)
             text = row.get("text")
@@ -89,16 +145,14 @@ def _checked(path: Path, problems: list[Problem]) -> Iterator[Sample]:
                                             "" if row.get("language") else " (from the file name)"):
                 problems.append(bad)
                 continue
-            sample_id = str(row.get("id") or f"{language}-{file.stem}-{row_number}")
-            if sample_id in seen:
-                problems.append(Problem(where, row_number, "id", f"duplicate id {sample_id!r} (first at {seen[sample_id]})"))
-                continue
-            seen[sample_id] = f"{where}:{row_number}"
+            sample_id = _sample_id(row, language, file, row_number)
+            ids.add(sample_id, file_number, row_number)
             # one code per language for every Shared Path input: iw -> he, nob_Latn -> no
             code = normalise_code(str(language))
             written.setdefault(code, {}).setdefault(str(language).strip(), f"{where}:{row_number}")
             yield Sample(sample_id=sample_id, language=code, text=text,
                          source=f"{where}:{row_number}", origin=str(row.get("source") or ""))
+    problems += ids.duplicates()
     for code, spellings in written.items():
         if len(spellings) > 1:  # two codes of one language are reported, never merged
             problems.append(Problem(str(path), None, "language", f"{' and '.join(sorted(spellings))} are one language "

@@ -222,16 +222,22 @@ class MemorizationFamily(Family[MemorizationConfig]):
 
         return summarise_memorization(items, config.bootstrap_resamples, config.seed, config.rm_units)
 
+    def summarise_stored(self, run_dir: Path, config: MemorizationConfig):
+        """``summarise`` of items.parquet read one column at a time (stored_summary.py: the same
+        numbers, memory flat in the run's size)."""
+        from babelprobe.families.memorization.stored_summary import summarise_stored
+
+        return summarise_stored(run_dir, config.bootstrap_resamples, config.seed, config.rm_units)
+
     def summary_columns(self, config: MemorizationConfig) -> list[str]:
         from babelprobe.families.memorization.analysis import SUMMARY_COLUMNS
 
         return list(SUMMARY_COLUMNS)
 
     def write_outputs(self, summary, config: MemorizationConfig) -> list[Path]:
-        from babelprobe import store
-        from babelprobe.families.memorization.analysis import SUMMARY_COLUMNS, write_language_tables
+        from babelprobe.families.memorization.stored_summary import write_stored_tables
 
-        return write_language_tables(store.read_items(config.out, SUMMARY_COLUMNS), config.out)
+        return write_stored_tables(config.out, config.out)
 
     def print_summary(self, summary, manifest, console) -> None:
         from babelprobe.families.memorization.report import print_memorization_summary
