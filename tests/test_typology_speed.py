@@ -10,8 +10,9 @@ pytest.importorskip("lang2vec")
 
 from babelprobe.analysis.typology import import_lang2vec, lang2vec_features  # noqa: E402
 
-# syntax_wals has unknown values ("--"), fam 3,700 features. ISO 639-3 codes across families and scripts (Latin, Cyrillic, Han, Arabic, Devanagari, Ge'ez,
-# Hangul), a code lang2vec does not know ("qqq"), and a repeated one
+# syntax_wals has unknown values ("--"), fam 3,700 features. ISO 639-3 codes across families and
+# scripts (Latin, Cyrillic, Han, Arabic, Devanagari, Ge'ez, Hangul), a code lang2vec does not know
+# ("qqq"), and a repeated one
 CODES = ("eng", "deu", "rus", "zho", "ara", "hin", "amh", "kor", "fin", "yor", "qqq", "eng")
 
 
