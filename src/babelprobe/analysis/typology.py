@@ -109,7 +109,7 @@ def lang2vec_features(codes: tuple[str, ...], feature_set: str) -> dict[str, lis
         return l2v.get_features(present, feature_set, header=True)
     lang_indices = [l2v.get_language_index(c, table) for c in lang_codes]
     names = l2v.get_feature_names(prefix, table)
-    position = {}  # get_feature_index's np.where(feats == name)[0][0]: a name's first position
+    position: dict[str, int] = {}  # get_feature_index's np.where(feats == name)[0][0]: a name's first position
     for i, name in enumerate(table["feats"]):
         position.setdefault(name, i)
     feature_indices = [position[name] for name in names]
