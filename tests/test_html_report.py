@@ -205,10 +205,15 @@ def test_demo_reports_read_each_run_once_and_write_the_same_pages(runs, tmp_path
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
     monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "fixed")
+    from babelprobe.report import html
+
     demo_root = tmp_path / "demo"
     for name, run_dir in runs.items():
         shutil.copytree(run_dir, demo_root / name)
+    reads = []
+    monkeypatch.setattr(html, "read_run", lambda run_dir: reads.append(run_dir) or read_run(run_dir))
     paths = write_demo_reports(demo_root)
+    assert sorted(reads) == sorted(demo_root / name for name in runs)  # each run read once
     run_dirs = sorted(demo_root / name for name in runs)
     plain = [run_report(d, tmp_path / f"{d.name}.html") for d in run_dirs]
     plain.append(profile_report(run_dirs, tmp_path / "profile.html"))

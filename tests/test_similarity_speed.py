@@ -27,3 +27,22 @@ def test_summary_matrices_equal_language_similarity_per_layer() -> None:
         assert np.array_equal(np.array(layer_summary.matrix), expected)
         # BLAS threads may change a value's last bit (a blocked product sums in thread order), no more
         np.testing.assert_allclose(np.array(layer_summary.matrix), language_similarity(columns), rtol=0, atol=1e-15)
+
+
+def test_the_svds_run_on_one_blas_thread(monkeypatch) -> None:
+    from threadpoolctl import threadpool_info
+
+    from babelprobe.families.similarity import analysis
+
+    threads = []
+
+    def spy(means, rank=None):
+        threads.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+        return language_similarity(means, rank)
+
+    monkeypatch.setattr(analysis, "language_similarity", spy)
+    rng = np.random.default_rng(3)
+    means = pd.DataFrame([{"language": lang, "layer": 0, "n_sentences": 1, "vector": rng.normal(size=32)}
+                          for lang in ("en", "el", "th")])
+    analysis.summarise_similarity(means, None, "none")
+    assert threads == [{1}]

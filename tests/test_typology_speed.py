@@ -32,3 +32,21 @@ def test_features_equal_lang2vecs_own(feature_set: str) -> None:
 
 def test_unknown_codes_only_give_nothing() -> None:
     assert lang2vec_features(("qqq", "zzz"), "fam") == {}
+
+
+def test_a_feature_set_reads_its_archive_once(monkeypatch) -> None:
+    """lang2vec's get_named_set indexes the lazily read .npz once per feature name (3,700 times for
+    ``fam``, each decompressing the ``feats`` array): here the arrays are read once per table."""
+    from numpy.lib.npyio import NpzFile
+
+    from babelprobe.analysis import typology
+
+    import_lang2vec()  # its import reads family_features.npz itself (available_languages)
+    reads = []
+    original = NpzFile.__getitem__
+    monkeypatch.setattr(NpzFile, "__getitem__", lambda self, key: reads.append(key) or original(self, key))
+    if hasattr(typology, "_lang2vec_table"):  # a table read earlier in this process is read again
+        typology._lang2vec_table.cache_clear()
+    features = lang2vec_features.__wrapped__(("deu", "rus", "jpn"), "fam")
+    assert len(features["CODE"]) > 1000  # every Glottolog family feature
+    assert len(reads) <= 5  # data, langs, feats, sources: once each
