@@ -196,6 +196,32 @@ def test_cli_report_html_and_demo_reports(runs, tmp_path):
     assert [p.name for p in paths] == ["report.html"] * len(runs) + ["profile.html"]
 
 
+@pytest.mark.slow
+def test_demo_reports_read_each_run_once_and_write_the_same_pages(runs, tmp_path, monkeypatch):
+    """write_demo_reports reads each run once for its page and the profile (issue 31): the pages
+    are those run_report and profile_report write reading each run themselves, byte for byte
+    (SVG ids and dates fixed, the only parts that differ between two renders)."""
+    import matplotlib
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "fixed")
+    from babelprobe.report import html
+
+    demo_root = tmp_path / "demo"
+    for name, run_dir in runs.items():
+        shutil.copytree(run_dir, demo_root / name)
+    reads = []
+    monkeypatch.setattr(html, "read_run", lambda run_dir: reads.append(run_dir) or read_run(run_dir))
+    paths = write_demo_reports(demo_root)
+    assert sorted(reads) == sorted(demo_root / name for name in runs)  # each run read once
+    run_dirs = sorted(demo_root / name for name in runs)
+    plain = [run_report(d, tmp_path / f"{d.name}.html") for d in run_dirs]
+    plain.append(profile_report(run_dirs, tmp_path / "profile.html"))
+    assert len(paths) == len(plain) == len(runs) + 1
+    for got, expected in zip(paths, plain):
+        assert got.read_text() == expected.read_text(), got
+
+
 def test_accuracy_axes_span_0_to_100_even_when_all_zero():
     zero = [Cell(group=g, n=5, errors=0, value=0.0, ci_low=0.0, ci_high=0.0) for g in ("original", "unseen")]
     fig = grouped_bars_figure({"direct/none": zero}, ["original", "unseen"], "t", "accuracy %", 100.0)

@@ -77,15 +77,49 @@ def import_lang2vec() -> ModuleType:
     return l2v
 
 
+@lru_cache(maxsize=8)
+def _lang2vec_table(filename: str) -> dict[str, np.ndarray]:
+    """One of lang2vec's ``.npz`` tables read into memory once per process. lang2vec's own
+    ``get_named_set`` indexes the lazily loaded archive, which decompresses the ``feats`` array again
+    for every feature name (3,700 times for ``fam``: most of a report's seconds, docs/profiles)."""
+    l2v = import_lang2vec()
+    path = l2v.pkg_resources.resource_filename(l2v.__name__, os.path.join("data", filename))
+    with np.load(path) as archive:
+        return {key: archive[key] for key in archive.files}
+
+
 @lru_cache(maxsize=16)
 def lang2vec_features(codes: tuple[str, ...], feature_set: str) -> dict[str, list]:
     """``lang2vec.get_features(codes, feature_set, header=True)`` for codes it knows, kept for the
-    process: each call re-reads its compressed tables once per feature name (~3 s on 2 cores,
-    whatever the number of languages), so callers ask for all their languages at once."""
+    process. One named set (``syntax_knn``, ``fam`` ...): lang2vec's own steps (``get_named_set``
+    then ``get_features``' formatting, its helper functions) on the table read once
+    (``_lang2vec_table``); anything else, or a code lang2vec knows only as a "learned" vector, goes
+    through ``get_features`` itself (tests/test_typology_speed.py pins the two equal)."""
     l2v = import_lang2vec()
-    known = set(l2v.available_languages())
+    known = l2v.LANGUAGES  # available_languages(), computed once at lang2vec's import
     present = [c for c in codes if c in known]
-    return l2v.get_features(present, feature_set, header=True) if present else {}
+    if not present:
+        return {}
+    if feature_set not in l2v.FEATURE_SETS_DICT or feature_set in ("id", "learned"):
+        return l2v.get_features(present, feature_set, header=True)
+    filename, source, prefix = l2v.FEATURE_SETS_DICT[feature_set]
+    table = _lang2vec_table(filename)
+    lang_codes = [l2v.get_language_code(c, table) for c in present]
+    if "not_found" in lang_codes:
+        return l2v.get_features(present, feature_set, header=True)
+    lang_indices = [l2v.get_language_index(c, table) for c in lang_codes]
+    names = l2v.get_feature_names(prefix, table)
+    position: dict[str, int] = {}  # get_feature_index's np.where(feats == name)[0][0]: a name's first position
+    for i, name in enumerate(table["feats"]):
+        position.setdefault(name, i)
+    feature_indices = [position[name] for name in names]
+    source_index = l2v.get_source_index(source, table)
+    values = table["data"][lang_indices, :, :][:, feature_indices, :][:, :, source_index].squeeze(axis=2)
+    feature_names = np.array([f.replace(" ", "_") for f in names])
+    output: dict[str, list] = {"CODE": list(feature_names)}
+    for i, code in enumerate(present):
+        output[code] = ["--" if f == -1 else f for f in values[i].ravel()]
+    return output
 
 
 def _lang2vec(languages: Sequence[str]) -> list[TypologicalSimilarity]:

@@ -12,8 +12,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
+import pandas as pd
 from jinja2 import Environment, PackageLoader
 
 from babelprobe import store
@@ -23,7 +24,7 @@ from babelprobe.analysis.bootstrap import SMALL_N, small_n
 from babelprobe.report.figures import heatmap_figure
 from babelprobe.report.lang_family import families_of, family_note
 from babelprobe.report.sections import ProfileMetric, figure
-from babelprobe.stored_runs import RunError, read_run
+from babelprobe.stored_runs import RunError, StoredRun, read_run
 
 
 
@@ -33,11 +34,17 @@ def _environment() -> Environment:
                        trim_blocks=True, lstrip_blocks=True)
 
 
-def run_report(run_dir: Path, out: Path | None = None) -> Path:
-    """Write the run's HTML report (default ``RUN_DIR/report.html``) from its stored files only."""
-    stored = read_run(run_dir)
+def read_for_report(run_dir: Path) -> tuple[StoredRun, pd.DataFrame]:
+    """What a run's report and the profile read of it: the run (summary recomputed) and its items."""
+    return read_run(run_dir), store.read_items(run_dir)
+
+
+def run_report(run_dir: Path, out: Path | None = None, read: tuple[StoredRun, pd.DataFrame] | None = None) -> Path:
+    """Write the run's HTML report (default ``RUN_DIR/report.html``) from its stored files only
+    (``read``: ``read_for_report(run_dir)``, when the caller has it already)."""
+    stored, items = read if read is not None else read_for_report(run_dir)
     manifest = stored.manifest
-    sections = stored.family.html_sections(stored.summary, store.read_items(run_dir), manifest)
+    sections = stored.family.html_sections(stored.summary, items, manifest)
     r = manifest.requests
     facts = [("probe", manifest.probe), ("model", manifest.model.spec), ("weights", manifest.model.weights),
              ("dtype / device", f"{manifest.model.dtype} / {manifest.model.device}"),
@@ -90,15 +97,19 @@ def _not_a_run(run_dir: Path, exc: Exception) -> str:
     return str(exc)
 
 
-def profile_report(run_dirs: list[Path], out: Path, on_skip: Callable[[str], None] | None = None) -> Path:
+def profile_report(run_dirs: list[Path], out: Path, on_skip: Callable[[str], None] | None = None,
+                   read: Mapping[Path, tuple[StoredRun, pd.DataFrame]] | None = None) -> Path:
     """One page: per model (manifest.model.spec), languages x probe metrics with CIs, script,
     language family, sortable, and a heatmap of the same table. With ``on_skip``, a folder that is
     no readable probe run (README's ``profile runs/*`` also matches the demo's graph folder) is
-    passed over, its reason given to ``on_skip``; RunError if none is left. Without, it is an error."""
+    passed over, its reason given to ``on_skip``; RunError if none is left. Without, it is an error.
+    ``read``: runs the caller has read already (``read_for_report``), by folder."""
     readable = []
     for run_dir in run_dirs:
         try:
-            readable.append((Path(run_dir), read_run(run_dir), store.read_items(run_dir)))
+            stored, items = read[Path(run_dir)] if read is not None and Path(run_dir) in read else \
+                read_for_report(run_dir)
+            readable.append((Path(run_dir), stored, items))
         except (FileNotFoundError, ValueError) as exc:
             if on_skip is None:
                 raise
@@ -145,7 +156,9 @@ def write_demo_reports(out_root: Path) -> list[Path]:
     """After ``babelprobe demo``: report.html in every finished run folder of ``out_root``, then
     ``out_root/profile.html`` over all of them. Returns the paths written."""
     run_dirs = sorted(d for d in Path(out_root).iterdir() if (d / store.MANIFEST).is_file())
-    paths = [run_report(d) for d in run_dirs]
+    # each run read (and its summary recomputed) once, for its page and the profile alike
+    read = {d: read_for_report(d) for d in run_dirs}
+    paths = [run_report(d, read=read[d]) for d in run_dirs]
     if run_dirs:
-        paths.append(profile_report(run_dirs, Path(out_root) / "profile.html"))
+        paths.append(profile_report(run_dirs, Path(out_root) / "profile.html", read=read))
     return paths

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
+from threadpoolctl import threadpool_limits
 
 from babelprobe.analysis.typology import TypologySource, pair_correlation, typological_similarities
 from babelprobe.families.similarity.signals import SimilarityMatrix
@@ -115,16 +116,21 @@ def summarise_similarity(means: pd.DataFrame, rank: int | None, typology: Typolo
 
         typologies.append(asjp_similarity(languages, asjp, ldnd))
     matrices, correlations = [], []
-    for layer in layers:
-        columns = np.stack([np.asarray(indexed.loc[(lang, layer), "vector"], dtype=np.float64) for lang in languages],
-                           axis=1)
-        sim = language_similarity(columns, r)
-        matrices.append(LayerSimilarity(layer=layer, languages=languages, matrix=sim.tolist()))
-        for typ in typologies:
-            statistic, n_pairs = pair_correlation(sim, typ)
-            correlations.append(TypologyCorrelation(layer=layer, features=typ.features, pearson_r=statistic.value,
-                                                    pearson_r_undefined_reason=statistic.undefined_reason,
-                                                    n_pairs=n_pairs))
+    # d x L matrices (640 x 20 in the demo): with BLAS threads, each SVD waits on its threads ~20x
+    # longer than it computes (docs/profiles, speed-stages). One thread also makes the last bit of
+    # a value independent of the machine's core count (a blocked product sums in thread order).
+    with threadpool_limits(limits=1, user_api="blas"):
+        for layer in layers:
+            columns = np.stack([np.asarray(indexed.loc[(lang, layer), "vector"], dtype=np.float64)
+                                for lang in languages], axis=1)
+            sim = language_similarity(columns, r)
+            matrices.append(LayerSimilarity(layer=layer, languages=languages, matrix=sim.tolist()))
+            for typ in typologies:
+                statistic, n_pairs = pair_correlation(sim, typ)
+                correlations.append(TypologyCorrelation(layer=layer, features=typ.features,
+                                                        pearson_r=statistic.value,
+                                                        pearson_r_undefined_reason=statistic.undefined_reason,
+                                                        n_pairs=n_pairs))
     counts = means[means["layer"] == layers[-1]].set_index("language")["n_sentences"]
     return SimilaritySummary(
         languages=languages, layers=layers, final_layer=layers[-1], rank=r,
