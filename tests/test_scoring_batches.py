@@ -72,13 +72,17 @@ def scored(runner: Runner, requests: list) -> list[list[float]]:
     out = []
     for r in requests:
         response = outcomes[request_key(r)].response
-        out.append(response.token_logprobs if isinstance(r, LogLikelihood) else response.logprobs)
+        if isinstance(r, LogLikelihood):  # Min-K%++'s moments where asked (read off the same head rows)
+            out.append(response.token_logprobs + (response.token_means or []) + (response.token_stds or []))
+        else:
+            out.append(response.logprobs)
     return out
 
 
 def compare_paths(backend: TransformersBackend, requests: list, batch_size: int, chars: int) -> None:
     """Plain path (batches by count, the head over every position at once) against grown batches
-    with the head a few positions at a time: the same log-probs, in fewer forwards."""
+    with the head a few positions at a time: the same log-probs (and vocabulary moments), in fewer
+    forwards."""
     saved = backend.scoring_batch_chars, backend.head_chunk
     try:
         backend.scoring_batch_chars, backend.head_chunk = None, 10_000
@@ -99,8 +103,8 @@ def compare_paths(backend: TransformersBackend, requests: list, batch_size: int,
 def test_grown_batches_and_head_chunks_match_the_plain_path_on_tiny_models(build):
     words = WORDS[8:]
     stems = [" ".join(words[(i * 3 + k) % len(words)] for k in range(2 + i % 4)) for i in range(10)]
-    requests: list = [LogLikelihood(context=s, continuation=f" {o} {p}") for i, s in enumerate(stems)
-                      for o, p in zip(words[i % 5 : i % 5 + 3], words[-3:])]
+    requests: list = [LogLikelihood(context=s, continuation=f" {o} {p}", vocab_stats=i % 2 == 0)
+                      for i, s in enumerate(stems) for o, p in zip(words[i % 5 : i % 5 + 3], words[-3:])]
     requests += [NextToken(context=s, candidates=(" paris", " rome", " one")) for s in stems]
     compare_paths(tiny_backend(build()), requests, batch_size=2, chars=200)
 
