@@ -133,7 +133,7 @@ REQUEST_DEFINITIONS = (
 # (same revision, new hash: issue 31's LM head run a chunk of scored positions at a time (head_chunk) in
 # batches the runner grows by characters; answers equal to float32 rounding: test_scoring_batches.py
 # pins them against the plain path to 1e-4, the demo's CKA verdicts identical)
-PINNED = (2, "5a98a62121225a46cb144462457d95f40cb511f24c749a8b672554710d5db230")
+PINNED = (2, "e5b7d277507920a8d92e2722d8fdd923586abb72609817ea838a29872b1498d5")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
@@ -173,7 +173,7 @@ SEQ2SEQ_SOURCES = ("models/seq2seq.py", "models/hf.py", "models/tokenization.py"
 # (same revision, new hash: hf.py's recorded self-checks and shared-prefix generation, issue 31,
 # which the encoder-decoder backend does not use)
 # (same revision, new hash: hf.py's head chunks, issue 31; no seq2seq answer changed)
-PINNED_SEQ2SEQ = (1, "8352e49da4b1b3d3d3ebcd30becc99b154bc60927f5c4dda207567ec32cf5e67")
+PINNED_SEQ2SEQ = (1, "3e3452a72fab21b7876ee0193d6a62ca5d5ca8474bea1b39ad98df57677d19e9")
 
 
 def test_seq2seq_scoring_code_changes_bump_its_backend_revision():

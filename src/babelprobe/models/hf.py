@@ -12,6 +12,7 @@ position ids; the LM head runs once per distinct scored position, and log-probab
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -65,8 +66,9 @@ class TransformersBackend:
     # sequences, sorted by length, pad little anyway
     tree_max_length = 512
     # scoring batches grow to about this many characters (request_runner.collate, ~2k English
-    # tokens for Gemma): a forward of ~256 tokens runs its matmuls at half the rate of one of 2k
-    scoring_batch_chars = 12288
+    # tokens for Gemma): a forward of ~256 tokens runs its matmuls at half the rate of one of 2k.
+    # BABELPROBE_SCORING_BATCH_CHARS=0 keeps batches of --batch-size requests (tests/test_resume.py)
+    scoring_batch_chars: int | None = int(os.environ.get("BABELPROBE_SCORING_BATCH_CHARS", "12288")) or None
     # scored positions per LM-head matmul: a Gemma row of logits is 1 MB in float32
     head_chunk = 128
 
