@@ -38,6 +38,13 @@ REQUESTS = (
 )
 
 
+def by_count(runner: Runner) -> Runner:
+    """Batches of ``batch_size`` requests even for scoring (no growth by characters, hf.py's
+    ``scoring_batch_chars``): these tests need several batches to spread over the replicas."""
+    runner.scoring_chars = None
+    return runner
+
+
 @pytest.fixture(scope="module")
 def cluster():
     from ray.cluster_utils import Cluster
@@ -72,7 +79,7 @@ def local(smollm2):
     saved = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        outcomes = Runner(smollm2, batch_size=3).run(REQUESTS)
+        outcomes = by_count(Runner(smollm2, batch_size=3)).run(REQUESTS)
     finally:
         torch.set_num_threads(saved)
     return {key: (o.response, o.error) for key, o in outcomes.items()}
@@ -102,7 +109,7 @@ def test_run_cka_with_executor_ray_matches_local(cluster, smollm2, tmp_path, one
 def test_one_replica_per_node_and_same_results_as_local(replicas, smollm2, local, tmp_path):
     assert replicas.stats.replicas == 2 and len(set(replicas.pids())) == 2
     cache = ResponseCache(tmp_path / "c.sqlite")
-    runner = Runner(smollm2, cache=cache, batch_size=3, executor=replicas)
+    runner = by_count(Runner(smollm2, cache=cache, batch_size=3, executor=replicas))
     assert answers(runner.run(REQUESTS)) == local
     assert runner.stats.batches == 7 and runner.stats.failed == 0
     assert cache.count() == len(local)  # every answer is in the driver's cache
@@ -110,7 +117,7 @@ def test_one_replica_per_node_and_same_results_as_local(replicas, smollm2, local
 
 def test_stopped_driver_resumes_from_the_cache(replicas, smollm2, local, tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
-    first = Runner(smollm2, cache=cache, batch_size=3, executor=replicas)
+    first = by_count(Runner(smollm2, cache=cache, batch_size=3, executor=replicas))
     committed = []
 
     class StopAfterTwo:  # the driver dies after two batches have been committed
@@ -125,14 +132,14 @@ def test_stopped_driver_resumes_from_the_cache(replicas, smollm2, local, tmp_pat
     with pytest.raises(KeyboardInterrupt):
         first.run(REQUESTS)
     assert cache.count() == sum(committed[:2])
-    resumed = Runner(smollm2, cache=ResponseCache(tmp_path / "c.sqlite"), batch_size=3, executor=replicas)
+    resumed = by_count(Runner(smollm2, cache=ResponseCache(tmp_path / "c.sqlite"), batch_size=3, executor=replicas))
     assert answers(resumed.run(REQUESTS)) == local
     assert resumed.stats.cached == sum(committed[:2]) and resumed.stats.batches == 7 - 2
 
 
 def test_killed_replica_process_is_restarted_and_its_batches_rerun(replicas, smollm2, local):
     before = replicas.pids()
-    runner = Runner(smollm2, batch_size=3, executor=replicas)
+    runner = by_count(Runner(smollm2, batch_size=3, executor=replicas))
 
     class KillAfterFirst:
         def run(self, batches):

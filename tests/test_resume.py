@@ -33,16 +33,23 @@ def cached_rows(path) -> int:
 def test_kill_9_then_resume(tmp_path, gemma, release_dir):
     common = ["--data", str(release_dir), "--langs", "en,uk", "--limit", "30", "--mode", "full",
               "--batch-size", "4", "--device", "cpu", "--seed", "5"]
-    reference = run(CKAConfig(data=release_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
-                              seed=5, out=tmp_path / "reference", cache=tmp_path / "ref.sqlite"),
-                    backends={"bundled:gemma-3-270m": gemma})
+    # batches of 4 requests, not grown by characters (hf.py's scoring_batch_chars): many batches to
+    # kill the run between, here and in the subprocess
+    saved, gemma.scoring_batch_chars = gemma.scoring_batch_chars, None
+    try:
+        reference = run(CKAConfig(data=release_dir, langs=["en", "uk"], limit=30, mode="full", batch_size=4,
+                                  seed=5, out=tmp_path / "reference", cache=tmp_path / "ref.sqlite"),
+                        backends={"bundled:gemma-3-270m": gemma})
+    finally:
+        gemma.scoring_batch_chars = saved
     total = reference.manifest.requests.unique
     assert reference.manifest.requests.batches > 20
 
     cache = tmp_path / "killed.sqlite"
     cmd = [sys.executable, "-m", "babelprobe", "run", "cka", *common, "--out", str(tmp_path / "run"),
            "--cache", str(cache)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
+    env = {**os.environ, "BABELPROBE_SCORING_BATCH_CHARS": "0"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.time() + 300
     while cached_rows(cache) < 12:  # a few batches done, most still to go
         assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
@@ -54,7 +61,7 @@ def test_kill_9_then_resume(tmp_path, gemma, release_dir):
     assert 0 < done_before < total
     assert not (tmp_path / "run" / "manifest.json").exists()
 
-    resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     manifest = read_manifest(tmp_path / "run")
     assert manifest.requests.cached == done_before  # nothing that finished was recomputed

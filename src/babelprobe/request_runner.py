@@ -74,16 +74,61 @@ def _sort_key(request: Request) -> tuple[Any, ...]:
     return (-size, request.model_dump_json())
 
 
-def collate(requests: Sequence[Request], batch_size: int) -> list[list[Request]]:
+def _scoring_chars(request: Request, seen: set[Any]) -> int:
+    """A scoring request's share of its forward, in characters (4 per token where it comes as
+    ids): its context counts once per batch (the backend computes a shared context once)."""
+    if isinstance(request, NextToken):
+        context, tail = request.context, sum(len(c) for c in request.candidates)
+    elif isinstance(request, LogLikelihood) and request.uses_ids:
+        context_ids, continuation_ids = request.ids
+        context, tail = context_ids, 4 * len(continuation_ids)
+    elif isinstance(request, LogLikelihood):
+        context, tail = request.texts[0], len(request.texts[1])
+    else:
+        raise TypeError(f"not a scoring request: {request.kind}")
+    size = tail if context in seen else tail + len(context) * (4 if isinstance(context, tuple) else 1)
+    seen.add(context)
+    return size
+
+
+def _cut_by_chars(ordered: list[Request], batch_size: int, chars: int) -> list[list[Request]]:
+    """Batches of at least ``batch_size`` requests, grown while their text stays within ``chars``
+    characters: short scoring requests (a CKA stem and its objects) fill a forward with enough
+    tokens for the matmuls to run near their rate, long ones keep ``batch_size``."""
+    batches: list[list[Request]] = []
+    batch: list[Request] = []
+    seen: set[Any] = set()
+    size = 0
+    for r in ordered:
+        grow = _scoring_chars(r, seen)
+        if len(batch) >= batch_size and size + grow > chars:
+            batches.append(batch)
+            batch, seen, size = [], set(), 0
+            grow = _scoring_chars(r, seen)
+        batch.append(r)
+        size += grow
+    return batches + [batch] if batch else batches
+
+
+# the request kinds a backend's ``scoring_batch_chars`` applies to
+SCORING_KINDS = ("loglikelihood", "next_token")
+
+
+def collate(requests: Sequence[Request], batch_size: int, scoring_chars: int | None = None) -> list[list[Request]]:
     """Group by kind, sort longest first (a too-large batch fails at once, not at the end) with
-    shared contexts adjacent, and cut into batches."""
+    shared contexts adjacent, and cut into batches of ``batch_size`` requests; scoring requests,
+    where ``scoring_chars`` is given (the backend's ``scoring_batch_chars``), into batches of at
+    least ``batch_size`` grown up to that many characters (``_cut_by_chars``)."""
     by_kind: dict[str, list[Request]] = defaultdict(list)
     for r in requests:
         by_kind[r.kind].append(r)
     batches = []
     for kind in sorted(by_kind):
         ordered = sorted(by_kind[kind], key=_sort_key)
-        batches += [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
+        if scoring_chars and kind in SCORING_KINDS:
+            batches += _cut_by_chars(ordered, batch_size, scoring_chars)
+        else:
+            batches += [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
     return batches
 
 
@@ -191,6 +236,8 @@ class Runner:
         self.executor = executor or LocalExecutor(backend, retries)
         self.cache = cache
         self.batch_size = batch_size
+        # a local backend that scores faster in bigger forwards says how big (hf.py); None: by count
+        self.scoring_chars: int | None = getattr(backend, "scoring_batch_chars", None)
         self.progress = progress
         self.label = label  # the stage's name on the progress bar
         # None: a bar where stdout is a terminal, else lines on stderr; a stream: lines there unless a tty
@@ -229,7 +276,7 @@ class Runner:
         self.stats.cached += len(outcomes)
         pending = [
             [r for r in batch if request_key(r) not in outcomes]
-            for batch in collate(list(unique.values()), self.batch_size)
+            for batch in collate(list(unique.values()), self.batch_size, self.scoring_chars)
         ]
         pending = [b for b in pending if b]
         total = sum(len(b) for b in pending)

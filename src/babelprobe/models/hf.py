@@ -12,6 +12,7 @@ position ids; the LM head runs once per distinct scored position, and log-probab
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -65,6 +66,12 @@ class TransformersBackend:
     # longest sequence laid out in tree rows: their mask costs width^2 per row, and long plain
     # sequences, sorted by length, pad little anyway
     tree_max_length = 512
+    # scoring batches grow to about this many characters (request_runner.collate, ~2k English
+    # tokens for Gemma): a forward of ~256 tokens runs its matmuls at half the rate of one of 2k.
+    # BABELPROBE_SCORING_BATCH_CHARS=0 keeps batches of --batch-size requests (tests/test_resume.py)
+    scoring_batch_chars: int | None = int(os.environ.get("BABELPROBE_SCORING_BATCH_CHARS", "12288")) or None
+    # scored positions per LM-head matmul: a Gemma row of logits is 1 MB in float32
+    head_chunk = 128
 
     def __init__(
         self,
@@ -280,7 +287,7 @@ class TransformersBackend:
         ]
         row_index = torch.tensor([r for r, _ in columns], device=ids.device)
         col_index = torch.tensor([c for _, c in columns], device=ids.device)
-        picked = self._logits_at(ids, attention, positions, row_index, col_index)  # (unique, vocab)
+        gathered = self._rows_at(ids, attention, positions, row_index, col_index)  # (unique, hidden or vocab)
         self.stats.forward_calls += 1
         self.stats.sequences += len(rows)
         self.stats.tokens += sum(len(row.token_ids) for row in rows)
@@ -288,13 +295,25 @@ class TransformersBackend:
         self.stats.scored_positions += len(unique)
         if self.stats.keep_contexts:
             self.stats.contexts.extend(row.token_ids for row in rows)
-        wanted = sorted({k for k, q in zip(slot, queries) if q.vocab_stats})
-        moments = dict(zip(wanted, vocab_moments(picked[wanted]))) if wanted else {}
-        # every queried token's logit in one gather, before head_normalisers overwrites picked
-        flat_slot = torch.tensor([k for k, q in zip(slot, queries) for _ in q.token_ids], device=picked.device)
-        flat_token = torch.tensor([t for q in queries for t in q.token_ids], device=picked.device)
-        targets = picked[flat_slot, flat_token]
-        norm, best_ids = head_normalisers(picked)
+        wanted = {k for k, q in zip(slot, queries) if q.vocab_stats}
+        moments: dict[int, tuple[float, float]] = {}
+        flat_slot = torch.tensor([k for k, q in zip(slot, queries) for _ in q.token_ids], device=ids.device)
+        flat_token = torch.tensor([t for q in queries for t in q.token_ids], device=ids.device)
+        targets = torch.empty(len(flat_slot), device=ids.device)
+        norm = torch.empty(len(unique), device=ids.device)
+        best_ids = torch.empty(len(unique), dtype=torch.long, device=ids.device)
+        # the head's (positions x vocabulary) block, a chunk of positions at a time: a batch grown
+        # by characters (scoring_batch_chars) scores hundreds of positions, 1 MB each for Gemma
+        for start in range(0, len(unique), self.head_chunk):
+            end = min(start + self.head_chunk, len(unique))
+            picked = self._head_logits(gathered[start:end])
+            mine = sorted(k for k in wanted if start <= k < end)
+            if mine:
+                moments.update(zip(mine, vocab_moments(picked[[k - start for k in mine]])))
+            # every queried token's logit in one gather, before head_normalisers overwrites picked
+            here = ((flat_slot >= start) & (flat_slot < end)).nonzero(as_tuple=True)[0]
+            targets[here] = picked[flat_slot[here] - start, flat_token[here]].float()
+            norm[start:end], best_ids[start:end] = head_normalisers(picked)
         flat = (targets - norm[flat_slot]).tolist()
         best = best_ids.tolist()
         out, cursor = [], 0
@@ -308,14 +327,26 @@ class TransformersBackend:
         Gemma-style final soft-capping) the decoder's hidden states are gathered first, so the
         262k-wide head runs once per scored position instead of once per padded position.
         ``attention`` is a 2D padding mask or a prepared 4D mask (tree rows)."""
+        return self._head_logits(self._rows_at(ids, attention, positions, row_index, col_index))
+
+    def _head_logits(self, rows: torch.Tensor) -> torch.Tensor:
+        """The logits of rows from ``_rows_at``: the head (and soft-capping) applied to gathered
+        hidden states, or the rows themselves where they are already logits."""
+        if self._decoder is None or self._head is None:
+            return rows
+        logits = self._head(rows)
+        cap = self._softcap
+        return torch.tanh(logits / cap) * cap if cap else logits
+
+    def _rows_at(self, ids, attention, positions, row_index, col_index) -> torch.Tensor:
+        """The decoder's hidden states at (row, column) pairs where the head is gathered
+        (``_use_gathered_head``), else the model's logits there."""
         with self._mask_kernel(attention):
             if self._decoder is not None and self._head is not None:
                 hidden = self._decoder(
                     input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=False
                 ).last_hidden_state
-                logits = self._head(hidden[row_index, col_index])
-                cap = self._softcap
-                return torch.tanh(logits / cap) * cap if cap else logits
+                return hidden[row_index, col_index]
             keep = ids.shape[1] - int(col_index.min())
             logits = self.model(
                 input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=keep, use_cache=False

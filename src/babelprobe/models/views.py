@@ -19,6 +19,7 @@ class TransformersView:
     would raise: the runner sends those to the executor)."""
 
     is_view = True  # execute_run.run loads the model fully for a run without replicas
+    scoring_batch_chars: int | None = None  # the replicas' backend's (request_runner.collate)
 
     def __init__(self, model, tokenizer, fingerprint: Fingerprint, is_encoder_decoder: bool,
                  supported: frozenset[str] | None):
@@ -67,4 +68,7 @@ def load_view(resolved, config, options) -> TransformersView:
         model = (AutoModelForSeq2SeqLM if seq2seq_model else AutoModelForCausalLM).from_config(config)
     fingerprint = resolved.fingerprint(device, str(torch_dtype).removeprefix("torch."), revision)
     supported = seq2seq.Seq2SeqBackend.supported_kinds if seq2seq_model else None
-    return TransformersView(model, tokenizer, fingerprint, seq2seq_model, supported)
+    view = TransformersView(model, tokenizer, fingerprint, seq2seq_model, supported)
+    if not seq2seq_model:  # the runner cuts batches in the driver: the same as a local run's
+        view.scoring_batch_chars = hf.TransformersBackend.scoring_batch_chars
+    return view
