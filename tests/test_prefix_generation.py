@@ -71,6 +71,29 @@ def test_prompts_that_share_little_keep_their_length_order():
     assert [len(g) for g in prompt_clusters(windows)] == [1, 1, 1]  # token-id prompts are not moved
 
 
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from babelprobe.models import load_backend
+    from tiny_models import DECODER, save_tiny, tiny_model
+
+    target = save_tiny(tiny_model(LlamaForCausalLM, LlamaConfig(**DECODER)), tmp_path_factory.mktemp("tiny"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BABELPROBE_HOME", str(tmp_path_factory.mktemp("home")))
+        return load_backend(f"hf:{target}", device="cpu")
+
+
+def test_the_loop_answers_as_generate_on_a_tiny_model(tiny):
+    """Rows of different lengths, several length limits (stop strings: the real models' tests below;
+    transformers' stop-string criterion cannot read this word-level vocabulary)."""
+    prompts = ["the capital of france is", "one two three", "red green blue red", "he was in rome and", "one"]
+    assert tiny.greedy_loop and tiny.tree_rows  # the loop is what answers
+    for max_tokens in (1, 3, 20):
+        requests = [Generate(prompt=p, max_tokens=max_tokens) for p in prompts]
+        assert answers(loop_only(tiny, requests)) == answers(generate_alone(tiny, requests)), max_tokens
+
+
 def generate_alone(backend, requests):
     """The same batch through transformers' ``generate`` (the reference)."""
     backend.greedy_loop = False

@@ -118,7 +118,7 @@ def greedy_generate(
         ids, mask = ids.to(device), mask.to(device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
-        cache = out.past_key_values
+        cache = out.cache
     else:
         prefixes: dict[tuple[int, ...], int] = {}
         owner = [prefixes.setdefault(tuple(r[:n]), len(prefixes)) for r, n in zip(rows, prefix_length)]
@@ -126,7 +126,7 @@ def greedy_generate(
         prefix_ids, prefix_mask = prefix_ids.to(device), prefix_mask.to(device)
         cache = model(input_ids=prefix_ids, attention_mask=prefix_mask,
                       position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
-                      logits_to_keep=1).past_key_values
+                      logits_to_keep=1).cache
         index = torch.tensor(owner, dtype=torch.long, device=device)
         cache.batch_select_indices(index)  # each row its group's prefix
         suffix_ids, suffix_mask = left_pad([r[n:] for r, n in zip(rows, prefix_length)], pad_id)
@@ -134,7 +134,7 @@ def greedy_generate(
         mask = torch.cat([prefix_mask[index], suffix_mask], dim=1)
         lengths = torch.tensor(list(prefix_length), dtype=torch.long, device=device)
         positions = lengths[:, None] + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
                     use_cache=True, logits_to_keep=1)
     stop = StopWindow(stopping, left_pad([r[-STOP_WINDOW_TOKENS:] for r in rows], pad_id)[0].to(device))
     logits = out.logits[:, -1]
@@ -162,5 +162,5 @@ def greedy_generate(
         mask = torch.cat([mask, torch.ones((len(going), 1), dtype=torch.long, device=device)], dim=1)
         positions = positions[:, -1:] + 1
         logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                       past_key_values=cache, use_cache=True).logits[:, -1]
+                       cache=cache, use_cache=True).logits[:, -1]
     return tokens[:, :steps].tolist()
