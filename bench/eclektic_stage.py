@@ -55,7 +55,8 @@ def compare(run_dir: Path, reference: Path) -> list[str]:
     if list(a.columns) != list(b.columns) or len(a) != len(b):
         return [f"shape differs: {a.shape} vs {b.shape}"]
     for column in a.columns:
-        left, right = a[column].astype(str).tolist(), b[column].astype(str).tolist()
+        # repr: a missing value reads the same on both sides (NaN never equals itself)
+        left, right = [repr(v) for v in a[column].tolist()], [repr(v) for v in b[column].tolist()]
         bad = [i for i, (x, y) in enumerate(zip(left, right)) if x != y]
         if bad:
             problems.append(f"{column}: {len(bad)} rows differ, first row {bad[0]}: {left[bad[0]]!r} vs {right[bad[0]]!r}")
