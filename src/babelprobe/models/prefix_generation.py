@@ -7,8 +7,9 @@ criteria and cache bookkeeping; on a 135M-270M model on CPU that is a large shar
 LM head on the last position only (``logits_to_keep=1``), then one token per step through the
 cache, argmax of the raw logits; a row stops at an end-of-sequence id, a stop string (read on the
 last few tokens only, ``StopWindow``) or ``max_tokens`` and leaves the batch (its cache rows go
-with it), where ``generate`` would carry it to the end; the batch ends when its last row does. Positions count real tokens only (a
-left-padded row sees the positions it has alone), as ``generate`` computes them.
+with it), where ``generate`` would carry it to the end; the batch ends when its last row does.
+Positions count real tokens only (a left-padded row sees the positions it has alone), as
+``generate`` computes them.
 
 A judge's prompts (ECLeKTiC §3, Fig. 9) repeat the instructions, the context and the question for
 every answer it rules on (the answers of each setting, the known-wrong controls): a few prompts
