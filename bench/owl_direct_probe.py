@@ -5,6 +5,15 @@ demo passages, perturbations none and shuffled, one-shot, greedy, 100 new tokens
 The outputs must be identical; the figure is items per second.
 
     python bench/owl_direct_probe.py --batch-size 8
+
+``--engines``: the issue 31 comparison instead: the OWL direct probe as ``babelprobe run owl --limit 6
+--tasks direct --perturbations none`` sends it (12 requests, the default batch of 8), answered by each
+engine on the same bundled GGUF (transformers dequantises it to float32; llama.cpp runs its Q4
+weights), back to back in one process, no cache; for transformers also generation's share of the
+FLOP bound (the forward's multiply-adds over the real prompt and generated tokens, the LM head at
+the last prompt position and each new token, at the fp32 matmul rate measured here just before).
+
+    OMP_WAIT_POLICY=PASSIVE python bench/owl_direct_probe.py --engines transformers,llamacpp
 """
 
 from __future__ import annotations
@@ -35,11 +44,73 @@ def timed(backend, items, batch_size: int):
     return records, time.perf_counter() - start
 
 
+def flops(backend, probe: OwlProbe, items, records) -> float:
+    """Multiply-adds x 2 of the forwards a greedy generation needs at least: every real prompt token
+    and every generated token but the last through the decoder (2 x its non-embedding parameters
+    each; attention's own products left out: short rows), the LM head at the last prompt position
+    and at each generated token but the last."""
+    model = backend.model
+    embedding = model.get_input_embeddings().weight.numel()
+    head = model.get_output_embeddings().weight.numel()
+    tied = model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    decoder = model.num_parameters() - embedding - (0 if tied else head)
+    total = 0.0
+    for item, record in zip(items, records):
+        (request,) = probe.requests(item)
+        prompt = len(backend._prompt_ids(request))
+        new = len(backend.tokenizer(record.output, add_special_tokens=False).input_ids) if record.output else 0
+        total += 2 * decoder * (prompt + max(new - 1, 0)) + 2 * head * max(new, 1)
+    return total
+
+
+def engines(names: list[str]) -> dict:
+    """The issue 31 generation figure: each engine on the same requests, outputs compared with the first."""
+    from babelprobe.families.owl.config import OwlConfig
+    from babelprobe.families.owl.family import family
+    from babelprobe.models.devices import machine_speed
+
+    config = OwlConfig(out=Path("/tmp/unused"), limit=6, tasks=["direct"], perturbations=["none"], cache=None)
+    items = family.load(config)
+    result: dict = {"requests": len(items), "batch_size": config.batch_size, "engines": {}}
+    first = None
+    for name in names:
+        spec = "bundled:gemma-3-270m" if name == "transformers" else f"{name}:bundled:gemma-3-270m"
+        backend = load_backend(spec, device="cpu")
+        probe = OwlProbe("direct", "none", config.shots, chat=backend.has_chat_template, seed=config.seed,
+                         max_tokens=config.max_tokens)
+        run_probe(probe, items[:1], Runner(backend, batch_size=1))  # warm-up
+        speed = machine_speed() if name == "transformers" else None
+        start, cpu = time.perf_counter(), time.process_time()
+        records = run_probe(probe, items, Runner(backend, batch_size=config.batch_size)).records
+        seconds = time.perf_counter() - start
+        figure = {"seconds": round(seconds, 2), "cpu_seconds": round(time.process_time() - cpu, 2),
+                  "load": os.getloadavg()[0]}
+        if speed is not None:
+            bound = flops(backend, probe, items, records) / (speed.gflops * 1e9)
+            figure.update(machine=str(speed), flop_bound_seconds=round(bound, 2),
+                          share_of_flop_bound=round(bound / seconds, 3))
+        outputs = [r.output for r in records]
+        first = first or (name, outputs)
+        figure["outputs_equal_to_" + first[0]] = sum(a == b for a, b in zip(outputs, first[1]))
+        result["engines"][name] = figure
+    base = result["engines"][names[0]]["seconds"]
+    for name in names[1:]:
+        result["engines"][name][f"{names[0]}_speed_vs_this"] = round(result["engines"][name]["seconds"] / base, 2)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--engines", default=None, help="comma-separated: transformers, llamacpp, ... (see above)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
+    if args.engines:
+        result = engines(args.engines.split(","))
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "owl_direct_engines.json").write_text(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
+        return
     items = load_owl(DEMO)
     backend = load_backend("bundled:gemma-3-270m", device="cpu", dtype="float32")
     run_probe(OwlProbe("direct", "none"), items[:2], Runner(backend, batch_size=2))  # warm-up

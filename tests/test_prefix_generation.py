@@ -1,7 +1,9 @@
-"""Greedy generation of prompts sharing a long prefix runs the prefix once (models/prefix_generation.py,
-issue 31: ECLeKTiC's judge was the demo's slowest stage) and answers exactly as the plain batched
-path: the same texts and verdicts on the judge's real prompts (the demo's questions in all their
-languages and scripts, each with the gold answer and the known-wrong controls)."""
+"""Greedy generation through the model's own forward (models/prefix_generation.py, issue 31:
+transformers' ``generate`` spent most of ECLeKTiC's stage in per-step overhead) answers exactly as
+``generate`` does: the same tokens, texts and finish reasons on real bundled models, in several
+languages and scripts, batch shapes, with stop strings, end-of-sequence and ``max_tokens``; prompts
+sharing a long prefix (a judge's) compute it once and still answer the same. The runner puts a
+judge's prompts of one question into one batch (``prompt_clusters``)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import pytest
 from babelprobe.families.eclektic.config import DEMO_ECLEKTIC
 from babelprobe.families.eclektic.data import load_eclektic
 from babelprobe.families.eclektic.metrics import parse_judge
-from babelprobe.families.eclektic.probe import judge_controls, judge_request
+from babelprobe.families.eclektic.probe import answer_request, judge_controls, judge_request, prompt_text
+from babelprobe.models.base import Generate, request_key
 from babelprobe.models.prefix_generation import prefix_groups
+from babelprobe.request_runner import collate, prompt_clusters
 
 
 def test_groups_take_rows_sharing_most_of_their_prefix():
@@ -25,50 +29,131 @@ def test_groups_take_rows_sharing_most_of_their_prefix():
     assert prefix_groups([head[:40] + [1], head[:40] + [2]]) == []  # too short to be worth a forward
 
 
-def judge_requests(backend) -> list:
+def demo_rows():
     rows = load_eclektic(DEMO_ECLEKTIC, need_target_context=True)
     by_language: dict[str, list] = {}
     for row in rows:
         by_language.setdefault(row.target_language, []).append(row)
+    return rows, by_language
+
+
+def judge_requests(chat: bool, per_language: int = 1) -> list:
+    """(row, request) of the judge's prompts: questions in each of the demo's languages, each with
+    the gold answer and the known-wrong controls."""
+    _, by_language = demo_rows()
     requests = []
-    for row in [rows[0] for rows in by_language.values()]:  # one question in each of the demo's languages
-        answers = [row.answer] + [answer for _, answer in judge_controls(row, by_language[row.target_language])]
-        requests += [(row, judge_request(row, answer, backend.has_chat_template)) for answer in answers]
+    for rows in by_language.values():
+        for row in rows[:per_language]:
+            answers = [row.answer] + [answer for _, answer in judge_controls(row, by_language[row.target_language])]
+            requests += [(row, judge_request(row, answer, chat)) for answer in answers]
     return requests
 
 
-def plain(backend, requests):
-    """The same batch through transformers' ``generate`` alone (no group shares a prefix)."""
-    groups = backend._prefix_groups
-    backend._prefix_groups = lambda rows, max_tokens: []
+def test_a_judge_prompts_of_one_question_share_a_batch():
+    """Length-sorted, the prompts of one question scatter (their answers differ in length); the
+    runner keeps them together in one batch, in every language and script."""
+    pairs = judge_requests(chat=True, per_language=2)
+    batches = collate([r for _, r in pairs], batch_size=8)
+    batch_of = {request_key(r): b for b, batch in enumerate(batches) for r in batch}
+    for row in {row.q_id + row.target_language: row for row, _ in pairs}.values():
+        mine = {batch_of[request_key(r)] for other, r in pairs if other is row}
+        assert len(mine) == 1, (row.q_id, row.target_language)
+    assert all(len(batch) <= 8 for batch in batches)
+    assert sorted(request_key(r) for b in batches for r in b) == sorted(request_key(r) for _, r in pairs)
+
+
+def test_prompts_that_share_little_keep_their_length_order():
+    rows, _ = demo_rows()
+    requests = [answer_request(prompt_text(row, "closed-book"), False, 16) for row in rows]
+    ordered = [group for group in prompt_clusters(sorted(requests, key=lambda r: -len(r.prompt or "")))]
+    assert all(len(group) == 1 for group in ordered)  # questions share no long prefix
+    windows = [Generate(prompt_ids=list(range(300)) + [i], max_tokens=4) for i in range(3)]
+    assert [len(g) for g in prompt_clusters(windows)] == [1, 1, 1]  # token-id prompts are not moved
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from babelprobe.models import load_backend
+    from tiny_models import DECODER, save_tiny, tiny_model
+
+    target = save_tiny(tiny_model(LlamaForCausalLM, LlamaConfig(**DECODER)), tmp_path_factory.mktemp("tiny"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BABELPROBE_HOME", str(tmp_path_factory.mktemp("home")))
+        return load_backend(f"hf:{target}", device="cpu")
+
+
+def test_the_loop_answers_as_generate_on_a_tiny_model(tiny):
+    """Rows of different lengths, several length limits (stop strings: the real models' tests below;
+    transformers' stop-string criterion cannot read this word-level vocabulary)."""
+    prompts = ["the capital of france is", "one two three", "red green blue red", "he was in rome and", "one"]
+    assert tiny.greedy_loop and tiny.tree_rows  # the loop is what answers
+    for max_tokens in (1, 3, 20):
+        requests = [Generate(prompt=p, max_tokens=max_tokens) for p in prompts]
+        assert answers(loop_only(tiny, requests)) == answers(generate_alone(tiny, requests)), max_tokens
+
+
+def generate_alone(backend, requests):
+    """The same batch through transformers' ``generate`` (the reference)."""
+    backend.greedy_loop = False
     try:
         return backend.generate(requests)
     finally:
-        backend._prefix_groups = groups
+        backend.greedy_loop = True
+
+
+def loop_only(backend, requests):
+    """The batch through the greedy loop, with ``generate`` out of reach (it must not be called)."""
+    model = backend.model
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("transformers' generate was called")
+
+    model.generate = refuse
+    try:
+        return backend.generate(requests)
+    finally:
+        del model.generate
+
+
+def answers(results):
+    return [(g.text, g.token_ids, g.finish_reason) for g in results]
 
 
 @pytest.mark.slow
-def test_judge_answers_equal_the_plain_path(smollm2):
-    pairs = judge_requests(smollm2)
+def test_judge_answers_equal_generate(smollm2):
+    """A chat model ending at its end-of-turn token, every prompt in a group sharing its prefix."""
+    pairs = judge_requests(smollm2.has_chat_template)
     requests = [r for _, r in pairs]
-    languages = {row.target_language for row, _ in pairs}
-    assert languages == {"de", "en", "ru", "ja", "zh"}  # Latin, Cyrillic, kana and kanji, hanzi
-    for start in range(0, len(requests), 16):  # the judge's batches
-        batch = requests[start:start + 16]
-        rows = [smollm2._prompt_ids(r) for r in batch]
-        assert smollm2._prefix_groups(rows, 8)  # the shared-prefix path really runs
-        shared, expected = smollm2.generate(batch), plain(smollm2, batch)
-        assert [(g.text, g.token_ids, g.finish_reason) for g in shared] == [
-            (g.text, g.token_ids, g.finish_reason) for g in expected]
-        verdicts = [parse_judge(g.text, row.target_language) for g, (row, _) in zip(shared, pairs[start:start + 16])]
-        assert verdicts == [parse_judge(g.text, row.target_language)
-                            for g, (row, _) in zip(expected, pairs[start:start + 16])]
+    assert {row.target_language for row, _ in pairs} == {"de", "en", "ru", "ja", "zh"}  # 4 scripts
+    rows = [smollm2._prompt_ids(r) for r in requests]
+    assert smollm2._greedy_batches(rows, 8)[0][1] is not None  # the shared-prefix path really runs
+    fast, expected = loop_only(smollm2, requests), generate_alone(smollm2, requests)
+    assert answers(fast) == answers(expected)
+    verdicts = [parse_judge(g.text, row.target_language) for g, (row, _) in zip(fast, pairs)]
+    assert verdicts == [parse_judge(g.text, row.target_language) for g, (row, _) in zip(expected, pairs)]
 
 
 @pytest.mark.slow
-def test_plain_prompts_on_a_base_model_equal_the_plain_path(gemma):
-    """Gemma 3 (sliding-window layers, no chat template): the prompts as plain text, stop strings on."""
-    requests = [r.model_copy(update={"max_tokens": 6, "stop": ("\n",)}) for _, r in judge_requests(gemma)[:10]]
-    assert gemma._prefix_groups([gemma._prompt_ids(r) for r in requests], 6)
-    assert [(g.text, g.token_ids, g.finish_reason) for g in gemma.generate(requests)] == [
-        (g.text, g.token_ids, g.finish_reason) for g in plain(gemma, requests)]
+def test_base_model_answers_equal_generate(gemma):
+    """Gemma 3 (sliding-window layers, a 262k vocabulary, no chat template): the ECLeKTiC answer
+    prompts of every language, left-padded to one batch, stopped at a line break, and the same
+    prompts unstopped to ``max_tokens``; a batch of one."""
+    rows, _ = demo_rows()
+    picked = [rows[i] for i in range(0, len(rows), 3)]  # every language, questions of all lengths
+    stopped = [answer_request(prompt_text(row, "source-language-name"), False, 12) for row in picked]
+    assert {r.stop for r in stopped} == {("\n",)}
+    free = [r.model_copy(update={"stop": (), "max_tokens": 5}) for r in stopped[:4]]
+    for batch in (stopped, free, stopped[:1]):
+        fast = loop_only(gemma, batch)
+        assert answers(fast) == answers(generate_alone(gemma, batch))
+    assert {g.finish_reason for g in loop_only(gemma, stopped)} == {"stop", "length"}
+
+
+@pytest.mark.slow
+def test_plain_prompts_sharing_a_prefix_on_a_base_model_equal_generate(gemma):
+    """Gemma 3 with the judge's prompts as plain text: prefixes computed once, stop strings on."""
+    requests = [r.model_copy(update={"max_tokens": 6, "stop": ("\n",)}) for _, r in judge_requests(False)[:10]]
+    assert gemma._greedy_batches([gemma._prompt_ids(r) for r in requests], 6)[0][1] is not None
+    assert answers(loop_only(gemma, requests)) == answers(generate_alone(gemma, requests))

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from babelprobe.executors import Executor, LocalExecutor, Results
 from babelprobe.models.base import (
-    AudioGenerate, Backend, HiddenStates, LogLikelihood, NextToken, Request, RequestFailure, Response, Tokenize,
+    AudioGenerate, Backend, Generate, HiddenStates, LogLikelihood, NextToken, Request, RequestFailure, Response, Tokenize,
     request_key,
 )
 from babelprobe.models.cache import ResponseCache
@@ -118,7 +118,9 @@ def collate(requests: Sequence[Request], batch_size: int, scoring_chars: int | N
     """Group by kind, sort longest first (a too-large batch fails at once, not at the end) with
     shared contexts adjacent, and cut into batches of ``batch_size`` requests; scoring requests,
     where ``scoring_chars`` is given (the backend's ``scoring_batch_chars``), into batches of at
-    least ``batch_size`` grown up to that many characters (``_cut_by_chars``)."""
+    least ``batch_size`` grown up to that many characters (``_cut_by_chars``). Generation prompts
+    that share most of their text (a judge's prompts of one question: ``prompt_clusters``) go into
+    one batch together, where the backend computes their common prefix once."""
     by_kind: dict[str, list[Request]] = defaultdict(list)
     for r in requests:
         by_kind[r.kind].append(r)
@@ -127,9 +129,65 @@ def collate(requests: Sequence[Request], batch_size: int, scoring_chars: int | N
         ordered = sorted(by_kind[kind], key=_sort_key)
         if scoring_chars and kind in SCORING_KINDS:
             batches += _cut_by_chars(ordered, batch_size, scoring_chars)
+        elif kind == "generate":
+            batches += _cut(prompt_clusters(ordered), batch_size)
         else:
             batches += [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
     return batches
+
+
+# prompts are clustered when they share at least this many characters and this share of the longer
+# one (a judge's prompts repeat the instructions, the context and the question: 85-95% of each)
+CLUSTER_MIN_SHARED_CHARS = 200
+CLUSTER_MIN_SHARED_SHARE = 0.75
+
+
+def _prompt_text(request: Request) -> str | None:
+    """A text prompt or chat messages as one string; None for token-id prompts (memorization's
+    windows, whose backends group shared prefixes themselves: they are not moved)."""
+    if not isinstance(request, Generate) or request.prompt_ids is not None:
+        return None
+    if request.messages is not None:
+        return "\x00".join(f"{m.role}\x00{m.content}" for m in request.messages)
+    return request.prompt or ""
+
+
+def _shared(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def prompt_clusters(ordered: Sequence[Request]) -> list[list[Request]]:
+    """``ordered`` (length-sorted generation requests) as clusters of text prompts that share a
+    long prefix (``CLUSTER_MIN_SHARED_*``), each cluster where its first member was, its members in
+    their order; a request that shares with none is a cluster of one where it was, so requests
+    without such neighbours keep their order (and their batches)."""
+    texts = {i: text for i, r in enumerate(ordered) if (text := _prompt_text(r)) is not None}
+    cluster = list(range(len(ordered)))  # each request's cluster, named by one of its members
+    by_text = sorted(texts, key=lambda i: texts[i])
+    for previous, i in zip(by_text, by_text[1:]):
+        common = _shared(texts[previous], texts[i])
+        if common >= CLUSTER_MIN_SHARED_CHARS and common >= CLUSTER_MIN_SHARED_SHARE * max(len(texts[previous]),
+                                                                                           len(texts[i])):
+            cluster[i] = cluster[previous]
+    members: dict[int, list[int]] = {}  # by cluster, in order of each cluster's first member
+    for i in range(len(ordered)):
+        members.setdefault(cluster[i], []).append(i)
+    return [[ordered[i] for i in group] for group in members.values()]
+
+
+def _cut(clusters: list[list[Request]], batch_size: int) -> list[list[Request]]:
+    """Batches of at most ``batch_size`` that take whole clusters: a cluster that does not fit in
+    what is left of a batch starts the next; one larger than a batch is cut."""
+    batches: list[list[Request]] = [[]]
+    for group in clusters:
+        if len(batches[-1]) + len(group) > batch_size and batches[-1]:
+            batches.append([])
+        for request in group:
+            if len(batches[-1]) == batch_size:
+                batches.append([])
+            batches[-1].append(request)
+    return [b for b in batches if b]
 
 
 # Where output is not a terminal (cluster logs, nohup, CI) a live bar draws nothing: a line is

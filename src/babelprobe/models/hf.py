@@ -35,7 +35,7 @@ from babelprobe.models.base import (
     TokenizeResult,
 )
 from babelprobe.models.packing import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
-from babelprobe.models.prefix_generation import greedy_from_shared_prefix, prefix_groups
+from babelprobe.models.prefix_generation import greedy_generate, prefix_groups
 from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks, recorded_checks
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
 from babelprobe.models.transformers_helpers import (
@@ -72,6 +72,9 @@ class TransformersBackend:
     scoring_batch_chars: int | None = int(os.environ.get("BABELPROBE_SCORING_BATCH_CHARS", "12288")) or None
     # scored positions per LM-head matmul: a Gemma row of logits is 1 MB in float32
     head_chunk = 128
+    # greedy requests through prefix_generation.greedy_generate rather than transformers' generate
+    # (False: generate alone, the reference the tests pin the loop against)
+    greedy_loop = True
 
     def __init__(
         self,
@@ -511,20 +514,18 @@ class TransformersBackend:
             rows = [self._prompt_ids(requests[i]) for i in members]
             for row in rows:
                 self._check_length(row)
-            if temperature == 0 and not want_logprobs and (penalty or 1.0) == 1.0:
-                # greedy rows sharing a long prefix (a judge's prompts): the prefix is run once
-                for group, shared in self._prefix_groups(rows, max_tokens):
-                    new_rows = greedy_from_shared_prefix(self.model, [rows[k] for k in group], shared, max_tokens,
-                                                         self._eos, self.pad_id, self._stopping(stop))
+            if temperature == 0 and not want_logprobs and (penalty or 1.0) == 1.0 and self.greedy_loop and self.tree_rows:
+                # greedy: the plain loop over the model's own forward (prefix_generation.py), rows
+                # sharing a long prefix (a judge's prompts) with it computed once
+                for batch, prefix_length in self._greedy_batches(rows, max_tokens):
+                    new_rows = greedy_generate(self.model, [rows[k] for k in batch], max_tokens, self._eos,
+                                               self.pad_id, self._stopping(stop), prefix_length)
                     self.stats.forward_calls += 1
-                    self.stats.sequences += len(group)
-                    for k, toks in zip(group, new_rows):
+                    self.stats.sequences += len(batch)
+                    for k, toks in zip(batch, new_rows):
                         text, finish, toks = cut_generated(self.tokenizer, toks, set(self._eos), requests[members[k]].stop)
                         results[members[k]] = GenerateResult(text=text, finish_reason=finish, token_ids=toks)
-                rows = [row for k, row in enumerate(rows) if members[k] not in results]
-                members = [i for i in members if i not in results]
-                if not members:
-                    continue
+                continue
             ids, mask, _ = self._left_pad(rows)
             config = self._generation_config(max_tokens, temperature, want_logprobs, penalty)
             ctx: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
@@ -551,14 +552,23 @@ class TransformersBackend:
                 results[i] = GenerateResult(text=text, token_logprobs=lps, finish_reason=finish, token_ids=toks)
         return [results[i] for i in range(len(requests))]
 
-    def _prefix_groups(self, rows: list[list[int]], max_tokens: int) -> list[tuple[list[int], int]]:
-        """Rows sharing a long prefix (prefix_generation.py), where a cache built from a prefix
-        alone and a mask with a gap serve the model exactly: every layer is attention that honours
-        a mask (the tree-row check, ``_tree_rows_agree``) and no sliding window binds."""
+    def _greedy_batches(self, rows: list[list[int]], max_tokens: int) -> list[tuple[list[int], list[int] | None]]:
+        """(row indices, per-row shared prefix length or None) of the greedy loop's batches: the rows
+        in groups sharing a long prefix (prefix_generation.py) together, the prefixes computed once,
+        the other rows together, prefilled whole. Prefixes are used where a cache built from a
+        prefix alone and a mask with a gap serve the model exactly: every layer is attention that
+        honours a mask (the tree-row check, ``_tree_rows_agree``, which ``generate`` asks for
+        before the greedy loop runs at all) and no sliding window binds."""
         window = getattr(self.model.config, "sliding_window", None)
-        if not self.tree_rows or (window and max(len(r) for r in rows) + max_tokens > window):
-            return []
-        return prefix_groups(rows)
+        groups = [] if window and max(len(r) for r in rows) + max_tokens > window else prefix_groups(rows)
+        grouped = {k: n for members, n in groups for k in members}
+        batches: list[tuple[list[int], list[int] | None]] = []
+        if grouped:
+            batches.append((list(grouped), list(grouped.values())))
+        alone = [k for k in range(len(rows)) if k not in grouped]
+        if alone:
+            batches.append((alone, None))
+        return batches
 
     def _stopping(self, stop: tuple[str, ...]) -> StoppingCriteriaList:
         """A sequence that produced a stop string stops (the rest of the batch goes on); the text

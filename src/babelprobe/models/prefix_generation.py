@@ -1,14 +1,24 @@
-"""Greedy generation of prompts that share a long prefix, the prefix computed once.
+"""Greedy generation with the model's own forward and key/value cache; prompts that share a long
+prefix compute it once.
+
+transformers' ``generate`` spends, per new token, the time of its logits processors, stopping
+criteria and cache bookkeeping; on a 135M-270M model on CPU that is a large share of a step.
+``greedy_generate`` is the plain loop instead: one forward over the left-padded prompts with the
+LM head on the last position only (``logits_to_keep=1``), then one token per step through the
+cache, argmax of the raw logits; a row stops at an end-of-sequence id, a stop string (read on the
+last few tokens only, ``StopWindow``) or ``max_tokens`` and leaves the batch (its cache rows go
+with it), where ``generate`` would carry it to the end; the batch ends when its last row does.
+Positions count real tokens only (a left-padded row sees the positions it has alone), as
+``generate`` computes them.
 
 A judge's prompts (ECLeKTiC §3, Fig. 9) repeat the instructions, the context and the question for
-every answer it rules on (the answers of each setting, the known-wrong controls): 5 prompts of a
-few hundred tokens that differ only in their last few. Prefilling the prompts is most of a judge's
-time on CPU, so each group of such prompts runs the shared prefix through the model once, copies
-its key/value cache to every row, and greedily decodes the rows' own suffixes from there, as
-transformers' ``generate`` does (argmax of the raw logits; a finished row gets the pad token;
-every row stops at an end-of-sequence id, a stop string or ``max_tokens``). The tokens are those
-of the plain batched path up to the float rounding of other matrix shapes, which padding to
-another batch's width already causes (tests/test_prefix_generation.py pins them equal).
+every answer it rules on (the answers of each setting, the known-wrong controls): a few prompts
+of a few hundred tokens that differ only in their last few. Prefilling them is most of a judge's
+time on CPU, so rows grouped by ``prefix_groups`` run their groups' distinct prefixes once (one
+left-padded forward), each row takes a copy of its group's key/value cache and the suffixes are
+left-padded after it (the gap is masked out). The tokens are those of ``generate`` up to the float
+rounding of other matrix shapes, which padding to another batch's width already causes
+(tests/test_prefix_generation.py pins them equal on real prompts and models).
 """
 
 from __future__ import annotations
@@ -23,6 +33,8 @@ from transformers.generation.stopping_criteria import StoppingCriteriaList
 # judge's prompts differ only in the short answer judged: the prefix is 85-95% of them)
 MIN_SHARED_TOKENS = 64
 MIN_SHARED_SHARE = 0.75
+# the prompt's last tokens a stop string may straddle (StopWindow keeps its criterion's own width of these)
+STOP_WINDOW_TOKENS = 64
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -58,48 +70,98 @@ def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TO
     return groups
 
 
+def left_pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ids and the 0/1 mask of rows padded on the left to the longest."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            ids[i, width - len(row):] = torch.tensor(list(row), dtype=torch.long)
+            mask[i, width - len(row):] = 1
+    return ids, mask
+
+
+class StopWindow:
+    """The stop strings read on each row's last tokens only: transformers' ``StopStringCriteria``
+    looks at no more than its longest stop string's length in tokens, so the window keeps that many
+    (the prompt's last tokens first: a stop string may straddle the prompt's end, as in ``generate``)."""
+
+    def __init__(self, stopping: StoppingCriteriaList, prompt_tails: torch.Tensor):
+        self.stopping = stopping
+        self.width = max((getattr(c, "maximum_token_len", 0) for c in stopping), default=0)
+        self.tail = prompt_tails[:, -self.width:] if self.width else prompt_tails[:, :0]
+
+    def stopped(self, chosen: torch.Tensor) -> torch.Tensor | None:
+        """Rows whose text now ends in a stop string (None: no stop strings)."""
+        if not self.width:
+            return None
+        self.tail = torch.cat([self.tail, chosen[:, None]], dim=1)[:, -self.width:]
+        return self.stopping(self.tail, None)
+
+    def keep(self, rows: torch.Tensor) -> None:
+        self.tail = self.tail[rows]
+
+
 @torch.inference_mode()
-def greedy_from_shared_prefix(
-    model: PreTrainedModel, rows: Sequence[Sequence[int]], prefix_length: int, max_tokens: int,
-    eos_ids: Sequence[int], pad_id: int, stopping: StoppingCriteriaList,
+def greedy_generate(
+    model: PreTrainedModel, rows: Sequence[Sequence[int]], max_tokens: int, eos_ids: Sequence[int], pad_id: int,
+    stopping: StoppingCriteriaList, prefix_length: Sequence[int] | None = None,
 ) -> list[list[int]]:
     """The new tokens of each row (a finished row padded with ``pad_id`` up to the longest, as
-    ``generate`` returns them). ``rows`` share their first ``prefix_length`` tokens. The suffixes are
-    left-padded after the prefix: the padding is masked out and positions count real tokens only,
-    so each row sees exactly its own prompt."""
+    ``generate`` returns them). ``prefix_length``: per row, the length of a prefix it shares with
+    other rows (``prefix_groups``; rows with equal prefixes must have equal lengths there): each
+    distinct prefix is computed once; None: every row is prefilled whole, as ``generate`` does."""
     device = next(model.parameters()).device
     count = len(rows)
-    prefix = torch.tensor([list(rows[0][:prefix_length])], dtype=torch.long, device=device)
-    cache = model(input_ids=prefix, use_cache=True).past_key_values
-    cache.batch_repeat_interleave(count)
-    suffixes = [list(r[prefix_length:]) for r in rows]
-    width = max(len(s) for s in suffixes)
-    ids = torch.full((count, width), pad_id, dtype=torch.long)
-    suffix_mask = torch.zeros((count, width), dtype=torch.long)
-    for b, suffix in enumerate(suffixes):
-        ids[b, width - len(suffix):] = torch.tensor(suffix, dtype=torch.long)
-        suffix_mask[b, width - len(suffix):] = 1
-    ids, suffix_mask = ids.to(device), suffix_mask.to(device)
-    mask = torch.cat([torch.ones((count, prefix_length), dtype=torch.long, device=device), suffix_mask], dim=1)
-    positions = prefix_length + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
-    sequences = torch.cat([prefix.expand(count, -1), ids], dim=1)  # what the stop strings read
+    if prefix_length is None:
+        ids, mask = left_pad(rows, pad_id)
+        ids, mask = ids.to(device), mask.to(device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
+        cache = out.cache
+    else:
+        prefixes: dict[tuple[int, ...], int] = {}
+        owner = [prefixes.setdefault(tuple(r[:n]), len(prefixes)) for r, n in zip(rows, prefix_length)]
+        prefix_ids, prefix_mask = left_pad(list(prefixes), pad_id)
+        prefix_ids, prefix_mask = prefix_ids.to(device), prefix_mask.to(device)
+        cache = model(input_ids=prefix_ids, attention_mask=prefix_mask,
+                      position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
+                      logits_to_keep=1).cache
+        index = torch.tensor(owner, dtype=torch.long, device=device)
+        cache.batch_select_indices(index)  # each row its group's prefix
+        suffix_ids, suffix_mask = left_pad([r[n:] for r, n in zip(rows, prefix_length)], pad_id)
+        ids, suffix_mask = suffix_ids.to(device), suffix_mask.to(device)
+        mask = torch.cat([prefix_mask[index], suffix_mask], dim=1)
+        lengths = torch.tensor(list(prefix_length), dtype=torch.long, device=device)
+        positions = lengths[:, None] + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
+                    use_cache=True, logits_to_keep=1)
+    stop = StopWindow(stopping, left_pad([r[-STOP_WINDOW_TOKENS:] for r in rows], pad_id)[0].to(device))
+    logits = out.logits[:, -1]
     eos = torch.tensor(list(eos_ids), dtype=torch.long, device=device)
-    unfinished = torch.ones(count, dtype=torch.bool, device=device)
-    new: list[torch.Tensor] = []
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
-                   use_cache=True, logits_to_keep=1).logits[:, -1]
-    for step in range(max_tokens):
+    tokens = torch.full((count, max_tokens), pad_id, dtype=torch.long, device=device)
+    going = torch.arange(count, device=device)  # the rows still generating (their rows in ``tokens``)
+    steps = 0
+    while steps < max_tokens:
         chosen = logits.float().argmax(-1)
-        chosen = torch.where(unfinished, chosen, torch.full_like(chosen, pad_id))
-        new.append(chosen)
-        sequences = torch.cat([sequences, chosen[:, None]], dim=1)
-        unfinished &= ~torch.isin(chosen, eos)
-        if len(stopping):
-            unfinished &= ~stopping(sequences, None)
-        if not bool(unfinished.any()) or step + 1 == max_tokens:
+        tokens[going, steps] = chosen
+        steps += 1
+        done = torch.isin(chosen, eos)
+        stopped = stop.stopped(chosen)
+        if stopped is not None:
+            done |= stopped
+        if steps == max_tokens or bool(done.all()):
             break
-        mask = torch.cat([mask, torch.ones((count, 1), dtype=torch.long, device=device)], dim=1)
+        if bool(done.any()):
+            # a finished row leaves the batch: the rest no longer pay for it (generate carries it
+            # to the end, padded); its cache, mask and positions go with it
+            keep = (~done).nonzero().squeeze(1)
+            going, chosen, mask, positions = going[keep], chosen[keep], mask[keep], positions[keep]
+            cache.batch_select_indices(keep)
+            stop.keep(keep)
+        mask = torch.cat([mask, torch.ones((len(going), 1), dtype=torch.long, device=device)], dim=1)
         positions = positions[:, -1:] + 1
         logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                       past_key_values=cache, use_cache=True).logits[:, -1]
-    return torch.stack(new, dim=1).tolist()
+                       cache=cache, use_cache=True).logits[:, -1]
+    return tokens[:, :steps].tolist()

@@ -33,8 +33,10 @@ class EclekticConfig(RunOptions, FiguresOption):
                                      "without chat the answer is the first line", style="switch")
     judge_max_tokens: int = Field(default=8, ge=1)
     batch_size: int = batch_size_option(8)
-    # judge prompts carry the context: long and of uneven length, so small batches pad less
-    judge_batch_size: int = option(8, "judge requests per generation batch", ge=1)
+    # a judge's prompts of one question (every answer, every control) differ only in the answer: the
+    # runner puts them in one batch and the backend computes their shared prefix once, so a batch
+    # holds several questions' prompts (fewer decoding steps) and pads only their prefixes
+    judge_batch_size: int = option(32, "judge requests per generation batch", ge=1)
     # the judge check (analysis.judge_check): 3 known-wrong answers per (question, target language)
     # cost 3 more judge requests each; off, summary.json keeps the agreement with the string metric
     judge_controls: bool = option(True, "each judge also rules on known-wrong controls (the question repeated, "

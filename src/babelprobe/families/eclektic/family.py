@@ -143,11 +143,11 @@ class EclekticFamily(Family[EclekticConfig]):
                               settings=["closed-book", "general-hint"], figures=False)
 
     def demo(self, out: Path, model: str, device: str) -> list[DemoRun]:
-        # one generation batch per setting: a batch runs until its longest answer ends, so fewer
+        # every answer in one generation batch: a batch runs until its longest answer ends, so fewer
         # batches mean fewer steps (the answers are the same as with the default 8 on this set)
         config = EclekticConfig(model=model, data=DEMO_ECLEKTIC, settings=["closed-book", "source-language-name"],
                                 judges=[DEMO_JUDGE], out=out / "eclektic", device=device, overwrite=True,
-                                batch_size=32)
+                                batch_size=64)
         return [DemoRun("eclektic: closed-book and source-language-name hint, judge " + DEMO_JUDGE, config)]
 
 
