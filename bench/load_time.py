@@ -7,6 +7,7 @@ figure to compare on a shared machine.
     python bench/load_time.py cached --model gemma-3-270m --repeat 3
     python bench/load_time.py fresh --model smollm2-135m-instruct
     python bench/load_time.py all
+    python bench/load_time.py fresh --model smollm2-135m-instruct --src /path/to/main/src   # the code before
 
 The load phases (imports, resolve = conversion or cache look-up, load) are timed inside the child
 and printed beside the totals.
@@ -54,7 +55,7 @@ class Timing:
 
 
 def _child_env(home: str | None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", PYTHONUNBUFFERED="1")
     if home is not None:
         env["BABELPROBE_HOME"] = home
     return env
@@ -105,7 +106,10 @@ def main() -> None:
     parser.add_argument("what", choices=["help", "cached", "fresh", "all"])
     parser.add_argument("--model", default="gemma-3-270m", help="a bundled model's name")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--src", type=Path, default=SRC, help="the babelprobe source tree to time (another checkout's src/)")
     args = parser.parse_args()
+    global SRC
+    SRC = args.src.resolve()
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores", flush=True)
     timings: list[Timing] = []
     if args.what in ("help", "all"):
