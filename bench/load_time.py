@@ -54,17 +54,17 @@ class Timing:
     detail: str = ""
 
 
-def _child_env(home: str | None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", PYTHONUNBUFFERED="1")
+def _child_env(src: Path, home: str | None) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", PYTHONUNBUFFERED="1")
     if home is not None:
         env["BABELPROBE_HOME"] = home
     return env
 
 
-def _timed(label: str, argv: list[str], home: str | None = None) -> tuple[Timing, str]:
+def _timed(label: str, argv: list[str], src: Path, home: str | None = None) -> tuple[Timing, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, env=_child_env(home), capture_output=True, text=True)
+    done = subprocess.run(argv, env=_child_env(src, home), capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -73,25 +73,25 @@ def _timed(label: str, argv: list[str], home: str | None = None) -> tuple[Timing
     return Timing(label, wall, cpu), done.stdout
 
 
-def help_times() -> list[Timing]:
+def help_times(src: Path) -> list[Timing]:
     from babelprobe.cli import app  # the command names, as the app lists them
     import typer.main
 
     names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
-    timings = [_timed("babelprobe --help", [sys.executable, "-m", "babelprobe", "--help"])[0]]
+    timings = [_timed("babelprobe --help", [sys.executable, "-m", "babelprobe", "--help"], src)[0]]
     for name in names:
-        timings.append(_timed(f"babelprobe {name} --help", [sys.executable, "-m", "babelprobe", name, "--help"])[0])
+        timings.append(_timed(f"babelprobe {name} --help", [sys.executable, "-m", "babelprobe", name, "--help"], src)[0])
     return timings
 
 
-def load_times(model: str, fresh: bool, repeat: int) -> list[Timing]:
+def load_times(model: str, fresh: bool, repeat: int, src: Path) -> list[Timing]:
     spec = f"bundled:{model}"
     timings = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="bp-home-") as tmp:
             home = tmp if fresh else None
             timing, out = _timed(f"{'fresh-home' if fresh else 'cached'} load {model}",
-                                 [sys.executable, "-c", _LOAD_CHILD, spec], home)
+                                 [sys.executable, "-c", _LOAD_CHILD, spec], src, home)
         phases = json.loads(out.strip().splitlines()[-1])
         timing.detail = (f"imports {phases['import_s']:.2f} s ({phases['import_cpu']:.2f} CPU), "
                          f"resolve {phases['resolve_s']:.2f} s ({phases['resolve_cpu']:.2f} CPU), "
@@ -108,17 +108,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--src", type=Path, default=SRC, help="the babelprobe source tree to time (another checkout's src/)")
     args = parser.parse_args()
-    global SRC
-    SRC = args.src.resolve()
+    src = args.src.resolve()
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores", flush=True)
     timings: list[Timing] = []
     if args.what in ("help", "all"):
-        timings += help_times()
+        timings += help_times(src)
     if args.what in ("fresh", "all"):
-        timings += load_times(args.model, fresh=True, repeat=args.repeat)
+        timings += load_times(args.model, fresh=True, repeat=args.repeat, src=src)
     if args.what in ("cached", "all"):
-        load_times(args.model, fresh=False, repeat=1) if args.what == "all" else None  # converted dir present
-        timings += load_times(args.model, fresh=False, repeat=args.repeat)
+        if args.what == "all":
+            load_times(args.model, fresh=False, repeat=1, src=src)  # the converted directory is there
+        timings += load_times(args.model, fresh=False, repeat=args.repeat, src=src)
     for timing in timings:
         print(f"{timing.label:<40} {timing.wall_s:7.2f} s wall {timing.cpu_s:7.2f} s CPU  {timing.detail}")
     print(f"load average {os.getloadavg()[0]:.2f} after")
