@@ -50,6 +50,15 @@ FAMILY_COMMANDS: dict[str, str] = {
     "graph": "Graph-based correlation of memorization and data volume over a language-similarity graph "
              "(no model needed).",
 }
+# The families whose commands(root) registers each of FAMILY_COMMANDS (None: every family, `run`;
+# (): none, `suite`): `babelprobe graph ...` imports the similarity family only, not OWL's or
+# memorization's modules (numpy, pyarrow, the corpus sampler). tests/test_cli_startup.py checks it
+# against what each family registers.
+COMMAND_FAMILIES: dict[str, tuple[str, ...] | None] = {
+    "convert": ("owl",), "size-curve": ("eclektic",), "similarity": ("similarity",), "run": None, "suite": (),
+    "owl": ("owl",), "rescore": ("owl", "eclektic"), "corpus": ("owl", "memorization"),
+    "memorization": ("memorization",), "graph": ("similarity",),
+}
 
 
 class LazyCommands(TyperGroup):
@@ -75,8 +84,10 @@ class LazyCommands(TyperGroup):
             return command
         if self.listing and cmd_name in FAMILY_COMMANDS and not self._extra_families():
             return TyperCommand(cmd_name, help=FAMILY_COMMANDS[cmd_name])
-        if cmd_name in FAMILY_COMMANDS or self._extra_families():
+        if self._extra_families():
             return family_group().get_command(ctx, cmd_name)
+        if cmd_name in FAMILY_COMMANDS:
+            return family_group(COMMAND_FAMILIES[cmd_name]).get_command(ctx, cmd_name)
         return None
 
     def format_help(self, ctx: ClickContext, formatter: Any) -> None:
@@ -89,9 +100,6 @@ class LazyCommands(TyperGroup):
 
 app = typer.Typer(cls=LazyCommands, help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
-families_app = typer.Typer()  # the commands of FAMILY_COMMANDS, registered in family_group()
-run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=True)
-families_app.add_typer(run_app, name="run")
 
 
 def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | None = None) -> int:
@@ -143,7 +151,7 @@ def _config(cls: type[RunOptions], **fields: Any) -> RunOptions:
         fail("; ".join(problems))
 
 
-def add_run_command(family: Family, on: typer.Typer = run_app) -> None:
+def add_run_command(family: Family, on: typer.Typer) -> None:
     """``run <family>`` (or, on another group, the same command under the family's name)."""
     def body(fields: dict[str, Any]) -> None:
         raise typer.Exit(_execute(family, _config(family.config, **fields)))
@@ -152,15 +160,17 @@ def add_run_command(family: Family, on: typer.Typer = run_app) -> None:
 
 
 @cache
-def family_group() -> TyperGroup:
-    """The click group of the families' commands (``run <family>``, ``suite``, ``graph`` ...):
-    every family imported and its commands registered, once."""
+def family_group(families: tuple[str, ...] | None = None) -> TyperGroup:
+    """The click group of the families' commands (``run <family>``, ``suite``, ``graph`` ...) with
+    ``families`` imported and their commands registered (None: every family), once."""
     from babelprobe.suite_cli import suite_app
 
+    families_app, run_app = typer.Typer(), typer.Typer(help=FAMILY_COMMANDS["run"], no_args_is_help=True)
+    families_app.add_typer(run_app, name="run")
     families_app.add_typer(suite_app, name="suite")
     root = CommandRoot(families_app, add_run_command=add_run_command)
-    for name in family_names():
-        add_run_command(get_family(name))
+    for name in family_names() if families is None else families:
+        add_run_command(get_family(name), run_app)
         get_family(name).commands(root)
     group = typer.main.get_command(families_app)
     assert isinstance(group, TyperGroup)  # several groups: typer makes a group
