@@ -261,7 +261,7 @@ def demo(
         loading = _model_load_seconds(run_dir) if run_dir is not None else 0.0
         stages.append((title, time.perf_counter() - wall, time.process_time() - cpu, loading))
         console.print(f"stage time, {title}: {stages[-1][1]:.1f} s wall, {stages[-1][2]:.1f} s CPU"
-                      + (f", of which loading models {loading:.1f} s" if loading else ""), highlight=False)
+                      + (f", of which loading models {loading:.1f} s" if loading >= 0.05 else ""), highlight=False)
 
     for family in all_families():
         for demo_run in family.demo(out, model, device):
@@ -281,14 +281,15 @@ def demo(
             console.print(f"html: {plain(path)}")
 
     timed("html reports", reports)
-    table = Table(title="where the demo's time went (each model is loaded once, in the first stage that uses it; "
-                        "on a fresh machine its one-time conversion with it)")
-    for column in ("stage", "seconds", "CPU seconds", "of which loading models", "share of the time"):
+    table = Table(title="where the demo's time went (loading models: seconds of the stage's wall time; each model "
+                        "is loaded once, in the first stage that uses it, on a fresh machine with its one-time "
+                        "conversion)")
+    for column in ("stage", "seconds", "CPU seconds", "loading models", "share of the time"):
         table.add_column(column, justify="left" if column == "stage" else "right")
     total_wall, total_cpu = sum(s[1] for s in stages), sum(s[2] for s in stages)
     total_loading = sum(s[3] for s in stages)
     for stage, wall, cpu, loading in stages + [("total", total_wall, total_cpu, total_loading)]:
-        table.add_row(stage, f"{wall:.1f}", f"{cpu:.1f}", f"{loading:.1f}" if loading else "",
+        table.add_row(stage, f"{wall:.1f}", f"{cpu:.1f}", f"{loading:.1f}" if loading >= 0.05 else "",
                       f"{100 * wall / total_wall:.0f}%" if total_wall else "")
     console.print(table)
     from babelprobe.models.devices import machine_speed
