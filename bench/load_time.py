@@ -77,7 +77,8 @@ def help_times(src: Path) -> list[Timing]:
     from babelprobe.cli import app  # the command names, as the app lists them
     import typer.main
 
-    names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    group = typer.main.get_command(app)
+    names = sorted(group.list_commands(typer.Context(group)))  # type: ignore[attr-defined]  # the lazy ones too
     timings = [_timed("babelprobe --help", [sys.executable, "-m", "babelprobe", "--help"], src)[0]]
     for name in names:
         timings.append(_timed(f"babelprobe {name} --help", [sys.executable, "-m", "babelprobe", name, "--help"], src)[0])
