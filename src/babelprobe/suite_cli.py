@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -18,7 +18,7 @@ err = Console(stderr=True)
 STUDY_HELP = "the study file (YAML: out, models, datasets, probes; see README, 'Suites')"
 
 
-def _fail(exc: SuiteError) -> None:
+def _fail(exc: SuiteError) -> NoReturn:
     for problem in exc.problems:  # one "error:" per problem (a dataset's may span lines)
         err.print(f"[bold red]error:[/bold red] {escape(exc.file.name)}: {escape(problem)}", soft_wrap=True,
                   highlight=False)

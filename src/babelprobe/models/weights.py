@@ -19,7 +19,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from babelprobe.models.base import Fingerprint
 from babelprobe.models.model_spec import ModelSpec
@@ -133,7 +133,7 @@ def gguf_parsed_once() -> Iterator[None]:
 
     plain_reader, plain_name_map = gguf_library.GGUFReader, gguf_library.get_tensor_name_map
     readers: dict[tuple[str, str], object] = {}
-    name_maps: dict[tuple[object, int], object] = {}
+    name_maps: dict[tuple[Any, int], object] = {}
 
     def parsed(path: str | os.PathLike, mode: Literal["r", "r+", "c"] = "r") -> object:
         key = (os.path.realpath(path), mode)
@@ -141,7 +141,7 @@ def gguf_parsed_once() -> Iterator[None]:
             readers[key] = plain_reader(path, mode)
         return readers[key]
 
-    def name_map(arch: object, n_blocks: int) -> object:
+    def name_map(arch: Any, n_blocks: int) -> object:  # arch: gguf.MODEL_ARCH
         if (arch, n_blocks) not in name_maps:
             name_maps[arch, n_blocks] = plain_name_map(arch, n_blocks)
         return name_maps[arch, n_blocks]
