@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from babelprobe.cli import FAMILY_COMMANDS, app, family_group
+from babelprobe.cli import COMMAND_FAMILIES, FAMILY_COMMANDS, app, family_group
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 # what start-up must not pay for: data frames, the corpus sampler, language ID, the model stack, plots
@@ -62,3 +62,52 @@ def test_a_family_command_runs_through_the_lazy_root():
     assert graph.exit_code == 0 and "--similarity" in graph.output
     unknown = runner.invoke(app, ["no-such-command"])
     assert unknown.exit_code == 2 and "No such command" in unknown.output
+
+
+# `babelprobe <command> --help` builds that command's options (the families' commands import every
+# family to list them) but runs nothing: no data frames, no model stack, no plots
+COMMAND_HELP_HEAVY = ("pandas", "torch", "transformers", "matplotlib", "scipy", "babelprobe.store",
+                      "babelprobe.stored_runs", "babelprobe.suite.execute_study")
+_EVERY_COMMAND_HELP = """
+import sys
+from typer.testing import CliRunner
+from babelprobe.cli import app, LazyCommands
+import typer.main
+group = typer.main.get_command(app)
+names = group.list_commands(None)
+runner = CliRunner()
+for name in names:
+    done = runner.invoke(app, [name, "--help"])
+    assert done.exit_code == 0 and "Usage" in done.output, (name, done.output)
+print(len(names))
+print("\\n".join(sorted(sys.modules)))
+"""
+
+
+def test_every_command_help_imports_no_data_frames_models_or_plots():
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "COLUMNS": "120"}
+    done = subprocess.run([sys.executable, "-c", _EVERY_COMMAND_HELP], capture_output=True, text=True, env=env,
+                          check=True)
+    count, *modules = done.stdout.split()
+    assert int(count) >= 17  # the root's own commands and every family command were asked for their help
+    assert sorted(m for m in modules if m.split(".")[0] in COMMAND_HELP_HEAVY or m in COMMAND_HELP_HEAVY) == []
+
+
+def _described(command) -> tuple:
+    """A command as its user sees it: name, help, every parameter's flags and help, subcommands."""
+    params = tuple((tuple(p.opts), tuple(p.secondary_opts), getattr(p, "help", None), repr(p.default))
+                   for p in command.params)
+    children = getattr(command, "commands", {})
+    return (command.name, command.help, params, tuple(_described(children[n]) for n in sorted(children)))
+
+
+def test_each_family_command_built_from_its_own_families_is_the_whole_registrys():
+    """`babelprobe <command>` builds its command from COMMAND_FAMILIES' families only: the same
+    command, flags and subcommands as when every family registers its commands."""
+    everything = family_group()
+    context = typer.Context(everything)
+    assert set(COMMAND_FAMILIES) == set(FAMILY_COMMANDS)
+    for name, families in COMMAND_FAMILIES.items():
+        own = family_group(families)
+        assert _described(own.get_command(typer.Context(own), name)) == \
+            _described(everything.get_command(context, name)), name

@@ -25,9 +25,17 @@ def test_conversion_parses_once_and_equals_the_plain_path(tmp_path, monkeypatch)
             parses.append(path)
             super().__init__(path, mode)
 
+    plain_name_map, name_maps = gguf.get_tensor_name_map, []
+
+    def counting_name_map(arch, n_blocks):
+        name_maps.append((arch, n_blocks))
+        return plain_name_map(arch, n_blocks)
+
     monkeypatch.setattr(gguf, "GGUFReader", Counting)
+    monkeypatch.setattr(gguf, "get_tensor_name_map", counting_name_map)
     converted, digest = gguf_to_hf_dir(source)
     assert len(parses) == 1
+    assert len(name_maps) == 1  # the weight name map built once, not once per submodule
     assert converted.name == digest[:16]
 
     # the plain path: transformers' own loaders, each parsing the file again
@@ -35,6 +43,7 @@ def test_conversion_parses_once_and_equals_the_plain_path(tmp_path, monkeypatch)
     tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
     model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name)
     assert len(parses) == 4
+    assert len(name_maps) > 100  # the plain loader builds it at each of the model's submodules
     model.hf_quantizer = None
     del model.config.quantization_config
     model.save_pretrained(plain)
@@ -44,3 +53,4 @@ def test_conversion_parses_once_and_equals_the_plain_path(tmp_path, monkeypatch)
     for name in written:
         assert (converted / name).read_bytes() == (plain / name).read_bytes(), name
     assert gguf.GGUFReader is Counting  # the block put the library's reader back
+    assert gguf.get_tensor_name_map is counting_name_map

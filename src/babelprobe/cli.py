@@ -50,6 +50,15 @@ FAMILY_COMMANDS: dict[str, str] = {
     "graph": "Graph-based correlation of memorization and data volume over a language-similarity graph "
              "(no model needed).",
 }
+# The families whose commands(root) registers each of FAMILY_COMMANDS (None: every family, `run`;
+# (): none, `suite`): `babelprobe graph ...` imports the similarity family only, not OWL's or
+# memorization's modules (numpy, pyarrow, the corpus sampler). tests/test_cli_startup.py checks it
+# against what each family registers.
+COMMAND_FAMILIES: dict[str, tuple[str, ...] | None] = {
+    "convert": ("owl",), "size-curve": ("eclektic",), "similarity": ("similarity",), "run": None, "suite": (),
+    "owl": ("owl",), "rescore": ("owl", "eclektic"), "corpus": ("owl", "memorization"),
+    "memorization": ("memorization",), "graph": ("similarity",),
+}
 
 
 class LazyCommands(TyperGroup):
@@ -75,8 +84,10 @@ class LazyCommands(TyperGroup):
             return command
         if self.listing and cmd_name in FAMILY_COMMANDS and not self._extra_families():
             return TyperCommand(cmd_name, help=FAMILY_COMMANDS[cmd_name])
-        if cmd_name in FAMILY_COMMANDS or self._extra_families():
+        if self._extra_families():
             return family_group().get_command(ctx, cmd_name)
+        if cmd_name in FAMILY_COMMANDS:
+            return family_group(COMMAND_FAMILIES[cmd_name]).get_command(ctx, cmd_name)
         return None
 
     def format_help(self, ctx: ClickContext, formatter: Any) -> None:
@@ -89,9 +100,6 @@ class LazyCommands(TyperGroup):
 
 app = typer.Typer(cls=LazyCommands, help="Measure what a language model has memorized and knows, across languages.",
                   no_args_is_help=True, add_completion=False)
-families_app = typer.Typer()  # the commands of FAMILY_COMMANDS, registered in family_group()
-run_app = typer.Typer(help="Run a probe family on a model.", no_args_is_help=True)
-families_app.add_typer(run_app, name="run")
 
 
 def _execute(family: Family, config: RunOptions, backends: dict[str, Backend] | None = None) -> int:
@@ -143,7 +151,7 @@ def _config(cls: type[RunOptions], **fields: Any) -> RunOptions:
         fail("; ".join(problems))
 
 
-def add_run_command(family: Family, on: typer.Typer = run_app) -> None:
+def add_run_command(family: Family, on: typer.Typer) -> None:
     """``run <family>`` (or, on another group, the same command under the family's name)."""
     def body(fields: dict[str, Any]) -> None:
         raise typer.Exit(_execute(family, _config(family.config, **fields)))
@@ -152,15 +160,17 @@ def add_run_command(family: Family, on: typer.Typer = run_app) -> None:
 
 
 @cache
-def family_group() -> TyperGroup:
-    """The click group of the families' commands (``run <family>``, ``suite``, ``graph`` ...):
-    every family imported and its commands registered, once."""
+def family_group(families: tuple[str, ...] | None = None) -> TyperGroup:
+    """The click group of the families' commands (``run <family>``, ``suite``, ``graph`` ...) with
+    ``families`` imported and their commands registered (None: every family), once."""
     from babelprobe.suite_cli import suite_app
 
+    families_app, run_app = typer.Typer(), typer.Typer(help=FAMILY_COMMANDS["run"], no_args_is_help=True)
+    families_app.add_typer(run_app, name="run")
     families_app.add_typer(suite_app, name="suite")
     root = CommandRoot(families_app, add_run_command=add_run_command)
-    for name in family_names():
-        add_run_command(get_family(name))
+    for name in family_names() if families is None else families:
+        add_run_command(get_family(name), run_app)
         get_family(name).commands(root)
     group = typer.main.get_command(families_app)
     assert isinstance(group, TyperGroup)  # several groups: typer makes a group
@@ -242,13 +252,16 @@ def demo(
     code, stages = 0, []
     loaded: dict[str, Backend] = {}  # each model loads once for the whole demo
 
-    def timed(title: str, step: Callable[[], None]) -> None:
+    def timed(title: str, step: Callable[[], None], run_dir: Path | None = None) -> None:
         """Run one stage and print its seconds: wall, and CPU (this process's, all its threads:
-        the figure that holds on a machine others load too)."""
+        the figure that holds on a machine others load too), and of the wall the seconds its run
+        spent loading models (its manifest's ``model_load``: a model's first use, conversion included)."""
         wall, cpu = time.perf_counter(), time.process_time()
         step()
-        stages.append((title, time.perf_counter() - wall, time.process_time() - cpu))
-        console.print(f"stage time, {title}: {stages[-1][1]:.1f} s wall, {stages[-1][2]:.1f} s CPU", highlight=False)
+        loading = _model_load_seconds(run_dir) if run_dir is not None else 0.0
+        stages.append((title, time.perf_counter() - wall, time.process_time() - cpu, loading))
+        console.print(f"stage time, {title}: {stages[-1][1]:.1f} s wall, {stages[-1][2]:.1f} s CPU"
+                      + (f", of which loading models {loading:.1f} s" if loading >= 0.05 else ""), highlight=False)
 
     for family in all_families():
         for demo_run in family.demo(out, model, device):
@@ -258,7 +271,7 @@ def demo(
                 nonlocal code
                 code = max(code, _execute(family, demo_run.config, loaded))
 
-            timed(demo_run.title.split(":")[0], execute)
+            timed(demo_run.title.split(":")[0], execute, demo_run.config.out)
     for family in all_families():  # steps over several families' runs (Shared Path's graph)
         for title, step in family.demo_steps(out):
             timed(title, step)
@@ -268,19 +281,32 @@ def demo(
             console.print(f"html: {plain(path)}")
 
     timed("html reports", reports)
-    table = Table(title="where the demo's time went (a model's loading and conversion count in the first stage "
-                        "that uses it)")
-    for column in ("stage", "seconds", "CPU seconds", "share of the time"):
+    table = Table(title="where the demo's time went (loading models: seconds of the stage's wall time; each model "
+                        "is loaded once, in the first stage that uses it, on a fresh machine with its one-time "
+                        "conversion)")
+    for column in ("stage", "seconds", "CPU seconds", "loading models", "share of the time"):
         table.add_column(column, justify="left" if column == "stage" else "right")
     total_wall, total_cpu = sum(s[1] for s in stages), sum(s[2] for s in stages)
-    for stage, wall, cpu in stages + [("total", total_wall, total_cpu)]:
-        table.add_row(stage, f"{wall:.1f}", f"{cpu:.1f}", f"{100 * wall / total_wall:.0f}%" if total_wall else "")
+    total_loading = sum(s[3] for s in stages)
+    for stage, wall, cpu, loading in stages + [("total", total_wall, total_cpu, total_loading)]:
+        table.add_row(stage, f"{wall:.1f}", f"{cpu:.1f}", f"{loading:.1f}" if loading >= 0.05 else "",
+                      f"{100 * wall / total_wall:.0f}%" if total_wall else "")
     console.print(table)
     from babelprobe.models.devices import machine_speed
 
     console.print(f"machine: {machine_speed()} (measured now; times are comparable only with this)")
     console.print(DEMO_SCOPE, highlight=False)
     raise typer.Exit(code)
+
+
+def _model_load_seconds(run_dir: Path) -> float:
+    """The seconds a finished run spent loading its models (0 where they were loaded already)."""
+    from babelprobe import store
+
+    try:
+        return store.read_manifest(run_dir).timings.get("model_load", 0.0)
+    except (FileNotFoundError, ValueError):  # a run that failed before its manifest
+        return 0.0
 
 
 # What the demo's 270M model can and cannot show, printed after its results.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from babelprobe.suite import SuiteError, load_suite, print_outcome, print_plan, run_suite
+if TYPE_CHECKING:  # the suite's modules read stored runs (pandas): imported when a command runs, not for --help
+    from babelprobe.suite import Suite, SuiteError
 
 suite_app = typer.Typer(help="Run a study (models x probes) from one YAML file.", no_args_is_help=True)
 err = Console(stderr=True)
@@ -16,14 +18,16 @@ err = Console(stderr=True)
 STUDY_HELP = "the study file (YAML: out, models, datasets, probes; see README, 'Suites')"
 
 
-def _fail(exc: SuiteError) -> None:
+def _fail(exc: SuiteError) -> NoReturn:
     for problem in exc.problems:  # one "error:" per problem (a dataset's may span lines)
         err.print(f"[bold red]error:[/bold red] {escape(exc.file.name)}: {escape(problem)}", soft_wrap=True,
                   highlight=False)
     raise typer.Exit(2)
 
 
-def _load(study: Path):
+def _load(study: Path) -> "Suite":
+    from babelprobe.suite import SuiteError, load_suite
+
     try:
         return load_suite(study)
     except SuiteError as exc:
@@ -33,6 +37,8 @@ def _load(study: Path):
 @suite_app.command("plan")
 def plan_command(study: Path = typer.Argument(..., help=STUDY_HELP)) -> None:
     """Print every (model, probe) run, its folder, its state and what is cached; runs nothing."""
+    from babelprobe.suite import print_plan
+
     print_plan(_load(study), Console())  # made here: it reads the terminal width (COLUMNS) of this call
 
 
@@ -40,6 +46,8 @@ def plan_command(study: Path = typer.Argument(..., help=STUDY_HELP)) -> None:
 def run_command(study: Path = typer.Argument(..., help=STUDY_HELP),
                 progress: bool = typer.Option(True, "--progress/--no-progress", help="progress bars")) -> None:
     """Run every (model, probe) pair not finished yet, each model loaded once, then the profile page."""
+    from babelprobe.suite import SuiteError, print_outcome, run_suite
+
     suite = _load(study)
     console = Console()
     try:

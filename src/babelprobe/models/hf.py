@@ -18,7 +18,7 @@ from typing import Sequence
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel
+from transformers import AutoModelForCausalLM, GenerationConfig, PreTrainedModel
 from transformers.generation.stopping_criteria import StopStringCriteria, StoppingCriteriaList
 
 from babelprobe.models.base import (
@@ -38,6 +38,7 @@ from babelprobe.models.packing import TreeRow, pack_rows, pack_shared_contexts, 
 from babelprobe.models.prefix_generation import greedy_generate, prefix_groups
 from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks, recorded_checks
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
+from babelprobe.models.tokenizer_load import load_tokenizer
 from babelprobe.models.transformers_helpers import (
     ForwardStats, cut_generated, head_normalisers, resolve_device, resolve_dtype, tokenize_text, vocab_moments,
 )
@@ -194,7 +195,7 @@ class TransformersBackend:
         device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, device)
         kwargs = {"revision": revision} if revision else {}
-        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+        tokenizer = load_tokenizer(path, revision)  # a local directory's tokenizer.json read once
         # transformers types .to() through a wrapper that loses its self argument (a stub gap)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs).to(device)  # type: ignore[arg-type]
         fingerprint = fingerprint_fn(device, str(torch_dtype).removeprefix("torch."), BACKEND_REVISION)

@@ -19,7 +19,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from babelprobe.models.base import Fingerprint
 from babelprobe.models.model_spec import ModelSpec
@@ -117,29 +117,42 @@ def sha256_file(path: Path) -> str:
 
 @contextlib.contextmanager
 def gguf_parsed_once() -> Iterator[None]:
-    """Within the block, every ``gguf.GGUFReader`` of one file is the same, parsed once.
+    """Within the block, every ``gguf.GGUFReader`` of one file is the same, parsed once, and every
+    ``gguf.get_tensor_name_map`` of one (architecture, block count) is built once.
 
     transformers' GGUF loader (``load_gguf_checkpoint``) builds a new reader for the tokenizer's
     class, the tokenizer, the config and the weights, and each parses the whole header: on Gemma 3
     270M those parses were ~48% of the conversion (docs/profiles/README.md). The loader only reads
-    its reader (fields, and the tensors' memory map), so one reader serves every call; it takes no
-    reader as an argument, hence the module attribute it imports is swapped for the block."""
+    its reader (fields, and the tensors' memory map), so one reader serves every call. Its weight
+    name mapping (``get_gguf_hf_weights_map``) recurses into every submodule and builds the whole
+    ``TensorNameMap`` (every tensor pattern of the architecture x every block) at each: ~30% of
+    SmolLM2's fresh-home load; the map is only read (``get_name``), so one serves every module.
+    The loader takes neither as an argument, hence the module attributes it imports are swapped
+    for the block."""
     import gguf as gguf_library
 
-    plain = gguf_library.GGUFReader
+    plain_reader, plain_name_map = gguf_library.GGUFReader, gguf_library.get_tensor_name_map
     readers: dict[tuple[str, str], object] = {}
+    name_maps: dict[tuple[Any, int], object] = {}
 
     def parsed(path: str | os.PathLike, mode: Literal["r", "r+", "c"] = "r") -> object:
         key = (os.path.realpath(path), mode)
         if key not in readers:
-            readers[key] = plain(path, mode)
+            readers[key] = plain_reader(path, mode)
         return readers[key]
 
+    def name_map(arch: Any, n_blocks: int) -> object:  # arch: gguf.MODEL_ARCH
+        if (arch, n_blocks) not in name_maps:
+            name_maps[arch, n_blocks] = plain_name_map(arch, n_blocks)
+        return name_maps[arch, n_blocks]
+
     setattr(gguf_library, "GGUFReader", parsed)
+    setattr(gguf_library, "get_tensor_name_map", name_map)
     try:
         yield
     finally:
-        setattr(gguf_library, "GGUFReader", plain)
+        setattr(gguf_library, "GGUFReader", plain_reader)
+        setattr(gguf_library, "get_tensor_name_map", plain_name_map)
 
 
 def gguf_to_hf_dir(gguf: Path) -> tuple[Path, str]:

@@ -8,11 +8,9 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
-from babelprobe.stored_runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:
@@ -25,6 +23,7 @@ def register(root: CommandRoot, family: Family) -> None:
         out: Optional[Path] = typer.Option(None, help="also write items.parquet and summary.json here"),
     ) -> None:
         """String-metric overall success and transfer score of saved predictions (the official notebook's input)."""
+        from babelprobe import store  # pandas: imported when the command runs, not for --help
         from babelprobe.families.eclektic.analysis import rescore_predictions
         from babelprobe.families.eclektic.report import print_eclektic_summary
 
@@ -48,6 +47,7 @@ def register(root: CommandRoot, family: Family) -> None:
         """Overall success and transfer score against model size (ECLeKTiC Fig. 6)."""
         from babelprobe.families.eclektic.analysis import EclekticSummary
         from babelprobe.families.eclektic.report import size_curve
+        from babelprobe.stored_runs import RunError, read_runs
 
         table = Table(title=f"size curve ({setting})")
         for col in ("model", "parameters", "overall %", "transfer %"):

@@ -11,13 +11,11 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from babelprobe import store
 from babelprobe.commands import console, fail, out_dir
 from babelprobe.config import comma_list
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
 from babelprobe.report.terminal import plain
-from babelprobe.stored_runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:
@@ -62,6 +60,7 @@ def register(root: CommandRoot, family: Family) -> None:
         """Filter and sample a corpus per language (Shared Path §5.2) into memorization samples."""
         import itertools
 
+        from babelprobe import store  # pandas: imported when the command runs, not for --help
         from babelprobe.data.corpus import known_languages, read_documents, read_hf_dataset
         from babelprobe.data.langid import check_languages, make_identifier
         from babelprobe.families.memorization.corpus import FilterSettings, sample_corpus
@@ -110,7 +109,9 @@ def register(root: CommandRoot, family: Family) -> None:
     ) -> None:
         """Per-language Pearson r between runs adjacent in model size (Table 14)."""
         from babelprobe.families.memorization.analysis import SizeRun, size_correlations
+        from babelprobe import store
         from babelprobe.families.memorization.report import print_correlations
+        from babelprobe.stored_runs import RunError, read_runs
 
         if len(run_dirs) < 2:
             fail("compare needs at least two run directories")

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: the CLI imports this family to list its commands (`--help`)
+    import pandas as pd
 
 from babelprobe.data.perturbations import ControlNotPossible
 from babelprobe.families.memorization.config import DEMO_MEMORIZATION, MemorizationConfig

@@ -11,14 +11,12 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from babelprobe import store
 from babelprobe.commands import console, fail, out_dir, unwritable
 from babelprobe.config import comma_list, default_response_cache
 from babelprobe.data.validation import DatasetError
 from babelprobe.families.base import CommandRoot, Family
 from babelprobe.families.owl.data import convert_owl_release
 from babelprobe.report.terminal import plain
-from babelprobe.stored_runs import RunError, read_runs
 
 
 def register(root: CommandRoot, family: Family) -> None:
@@ -43,6 +41,7 @@ def register(root: CommandRoot, family: Family) -> None:
         out: Optional[Path] = typer.Option(None, help="also write the scored rows as items.parquet here"),
     ) -> None:
         """Re-evaluate released OWL predictions with babelprobe's parsers and metrics."""
+        from babelprobe import store  # pandas: imported when the command runs, not for --help
         from babelprobe.families.owl.analysis import rescore_release
 
         if task not in ("direct", "name-cloze", "prefix"):
@@ -193,7 +192,9 @@ def register_quantization(owl_app: typer.Typer, family: Family) -> None:
         out: Optional[Path] = typer.Option(None, help="also write the tables as JSON here"),
     ) -> None:
         """OWL Tables 10-12: each run's change from the baseline in points, paired bootstrap CI per cell (App. E)."""
+        from babelprobe import store
         from babelprobe.families.owl.quantization import GROUPS, format_delta, quantization_tables
+        from babelprobe.stored_runs import RunError, read_runs
 
         frames, labels = {}, []
         try:
@@ -246,6 +247,7 @@ def register_membership(owl_app: typer.Typer) -> None:
         """Membership scores vs presence labels: AUROC, TPR at 1%/5% FPR per group, bootstrap CIs."""
         import json
 
+        from babelprobe import store
         from babelprobe.families.owl.data import load_owl
         from babelprobe.families.owl.membership import membership_cells, membership_frame
         from babelprobe.families.owl.presence import read_presence, sample_id

@@ -9,9 +9,10 @@ graph``, one ``similarity_layer{N}.csv`` per layer beside it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
+if TYPE_CHECKING:  # the CLI imports this family to list its commands (`--help`): pandas when a run writes
+    import pandas as pd
 
 from babelprobe.families.similarity.config import DEMO_PARALLEL, SimilarityConfig
 from babelprobe.families.similarity.data import ParallelSentence, load_parallel
@@ -82,6 +83,8 @@ class SimilarityFamily(Family[SimilarityConfig]):
                                     config.asjp, config.ldnd)
 
     def write_outputs(self, summary, config: SimilarityConfig) -> list[Path]:
+        import pandas as pd
+
         from babelprobe.families.similarity.analysis import long_frame, write_matrix_csv
 
         out = config.out
