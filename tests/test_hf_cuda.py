@@ -107,7 +107,8 @@ def test_packed_tree_rows_equal_each_request_alone_at_gemma_scale():
     vocabulary; random weights: only shapes and kernels matter here): stems with several one-token
     and longer objects, 64 stems per call as the runner cuts them, packed into tree rows with a 4D
     mask. On CUDA the default memory-efficient SDPA kernel got 8 of 6,514 such pairs wrong by up to
-    1.95 nats (hf.py ``_mask_kernel``); every pair must equal its own plain forward."""
+    1.95 nats (hf.py ``_mask_kernel``); every pair must equal plain left-padded rows run with eager
+    attention (no SDPA kernel at all)."""
     config = Gemma3TextConfig(
         vocab_size=262_144, hidden_size=640, intermediate_size=2048, num_hidden_layers=18, num_attention_heads=4,
         num_key_value_heads=1, head_dim=256, query_pre_attn_scalar=256, sliding_window=512,
@@ -131,14 +132,32 @@ def test_packed_tree_rows_equal_each_request_alone_at_gemma_scale():
         for length in (1, 1, 1, 2, 3):
             requests.append(LogLikelihood(context_ids=stem, continuation_ids=tokens(length)))
     batched = [r for k in range(0, len(requests), 320) for r in backend.loglikelihood(requests[k:k + 320])]
-    wrong = []
-    for request, got in zip(requests, batched):
-        split = backend.boundary.split_ids(*request.ids)
-        context, continuation = split.context_ids, split.continuation_ids
-        ids = torch.tensor([list(context) + list(continuation)], device=DEVICE)
-        with torch.inference_mode():
-            logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
-        alone = [logp[len(context) - 1 + j, t].item() for j, t in enumerate(continuation)]
-        if max(abs(a - b) for a, b in zip(got.token_logprobs, alone)) > FLOAT32_TOLERANCE:
-            wrong.append((got.token_logprobs, alone))
+    splits = [backend.boundary.split_ids(*r.ids) for r in requests]
+    model.set_attn_implementation("eager")  # the reference: no SDPA kernel at all
+    alone = plain_logprobs(model, [(s.context_ids, s.continuation_ids) for s in splits])
+    wrong = [(got.token_logprobs, ref) for got, ref in zip(batched, alone)
+             if max(abs(a - b) for a, b in zip(got.token_logprobs, ref)) > FLOAT32_TOLERANCE]
     assert not wrong, f"{len(wrong)} of {len(requests)} packed requests differ from their own forward: {wrong[:3]}"
+
+
+def plain_logprobs(model, sequences: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[list[float]]:
+    """Each (context, continuation)'s token log-probs from plain left-padded rows with explicit
+    positions (each row sees exactly its own tokens), a full log-softmax at every position."""
+    out: list[list[float]] = []
+    for k in range(0, len(sequences), 16):
+        chunk = [list(c) + list(o) for c, o in sequences[k:k + 16]]
+        width = max(len(row) for row in chunk)
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, row in enumerate(chunk):
+            ids[i, width - len(row):] = torch.tensor(row)
+            mask[i, width - len(row):] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            logits = model(input_ids=ids.to(DEVICE), attention_mask=mask.to(DEVICE),
+                           position_ids=positions.to(DEVICE)).logits
+            logp = torch.log_softmax(logits.float(), -1)
+        for i, (context, continuation) in enumerate(sequences[k:k + 16]):
+            start = width - len(chunk[i]) + len(context) - 1
+            out.append([logp[i, start + j, t].item() for j, t in enumerate(continuation)])
+    return out
