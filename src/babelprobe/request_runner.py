@@ -77,6 +77,7 @@ def _sort_key(request: Request) -> tuple[Any, ...]:
 def _scoring_chars(request: Request, seen: set[Any]) -> int:
     """A scoring request's share of its forward, in characters (4 per token where it comes as
     ids): its context counts once per batch (the backend computes a shared context once)."""
+    context: str | tuple[int, ...]
     if isinstance(request, NextToken):
         context, tail = request.context, sum(len(c) for c in request.candidates)
     elif isinstance(request, LogLikelihood) and request.uses_ids:
