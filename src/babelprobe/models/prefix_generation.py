@@ -23,6 +23,7 @@ rounding of other matrix shapes, which padding to another batch's width already 
 
 from __future__ import annotations
 
+import inspect
 from typing import Sequence
 
 import torch
@@ -70,6 +71,12 @@ def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TO
     return groups
 
 
+def _cache_name(model: PreTrainedModel) -> str:
+    """The forward's key/value cache argument and output field: ``cache`` since transformers renamed
+    it (5.2x, the old name warns until 5.40), ``past_key_values`` in the 5.x releases before."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def left_pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Ids and the 0/1 mask of rows padded on the left to the longest."""
     width = max(len(r) for r in rows)
@@ -114,20 +121,21 @@ def greedy_generate(
     distinct prefix is computed once; None: every row is prefilled whole, as ``generate`` does."""
     device = next(model.parameters()).device
     count = len(rows)
+    name = _cache_name(model)
     if prefix_length is None:
         ids, mask = left_pad(rows, pad_id)
         ids, mask = ids.to(device), mask.to(device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
-        cache = out.cache
+        cache = getattr(out, name)
     else:
         prefixes: dict[tuple[int, ...], int] = {}
         owner = [prefixes.setdefault(tuple(r[:n]), len(prefixes)) for r, n in zip(rows, prefix_length)]
         prefix_ids, prefix_mask = left_pad(list(prefixes), pad_id)
         prefix_ids, prefix_mask = prefix_ids.to(device), prefix_mask.to(device)
-        cache = model(input_ids=prefix_ids, attention_mask=prefix_mask,
-                      position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
-                      logits_to_keep=1).cache
+        cache = getattr(model(input_ids=prefix_ids, attention_mask=prefix_mask,
+                              position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
+                              logits_to_keep=1), name)
         index = torch.tensor(owner, dtype=torch.long, device=device)
         cache.batch_select_indices(index)  # each row its group's prefix
         suffix_ids, suffix_mask = left_pad([r[n:] for r, n in zip(rows, prefix_length)], pad_id)
@@ -135,8 +143,8 @@ def greedy_generate(
         mask = torch.cat([prefix_mask[index], suffix_mask], dim=1)
         lengths = torch.tensor(list(prefix_length), dtype=torch.long, device=device)
         positions = lengths[:, None] + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
-                    use_cache=True, logits_to_keep=1)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1,
+                    **{name: cache})
     stop = StopWindow(stopping, left_pad([r[-STOP_WINDOW_TOKENS:] for r in rows], pad_id)[0].to(device))
     logits = out.logits[:, -1]
     eos = torch.tensor(list(eos_ids), dtype=torch.long, device=device)
@@ -163,5 +171,5 @@ def greedy_generate(
         mask = torch.cat([mask, torch.ones((len(going), 1), dtype=torch.long, device=device)], dim=1)
         positions = positions[:, -1:] + 1
         logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                       cache=cache, use_cache=True).logits[:, -1]
+                       use_cache=True, **{name: cache}).logits[:, -1]
     return tokens[:, :steps].tolist()
