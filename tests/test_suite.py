@@ -250,8 +250,11 @@ def test_kill_9_then_resume_the_suite(finished, gemma, tmp_path):
                                                                       "options": CKA_FULL}])
     first, second = (tmp_path / "runs" / "gemma-3-270m" / name for name in ("cka", "cka-full"))
     cache = tmp_path / "cache.sqlite"
+    # batches of --batch-size requests (not grown to scoring_batch_chars): enough of them that the
+    # kill lands while the second pair is half done
+    env = {**os.environ, "BABELPROBE_SCORING_BATCH_CHARS": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "babelprobe", "suite", "run", str(path), "--no-progress"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.time() + 300
     first_rows = None
     while first_rows is None or cached_rows(cache) < first_rows + 4:  # the second pair: a few batches done
@@ -279,5 +282,8 @@ def test_kill_9_then_resume_the_suite(finished, gemma, tmp_path):
     assert (requests.cached, requests.computed) == (done_before, total - done_before)
     for run_dir in (first, second):
         want = reference.out / "gemma-3-270m" / run_dir.name
-        pd.testing.assert_frame_equal(store.read_items(run_dir), store.read_items(want), check_exact=False, atol=1e-6)
+        # the killed run's batches were cut by count, the reference's grown by characters: log-probs
+        # round differently in other matrix shapes (1e-5), and ratios of probabilities with them
+        pd.testing.assert_frame_equal(store.read_items(run_dir), store.read_items(want), check_exact=False,
+                                      atol=1e-6, rtol=1e-4)
     assert (tmp_path / "runs" / "profile.html").is_file()

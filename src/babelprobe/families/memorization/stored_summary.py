@@ -1,7 +1,7 @@
 """The memorization summary and language tables read from a run's items.parquet one column at a
-time (issue 31): what ``summarise_memorization`` and ``write_language_tables`` give from the whole
-frame, bit for bit, with memory that does not grow with the run beyond one column (8 bytes a
-sample) and the sort keys.
+time, so that summarising a large run needs flat memory: what ``summarise_memorization`` and
+``write_language_tables`` give from the whole frame, bit for bit, with memory that does not grow
+with the run beyond one column (8 bytes a sample) and the sort keys.
 
 The in-memory path sorts the items by (prefix length, language, sample id) and groups them; here
 the sort is an index (Arrow's stable sort gives the same order as pandas' stable sort: UTF-8 bytes
