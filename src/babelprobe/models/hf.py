@@ -35,7 +35,7 @@ from babelprobe.models.base import (
     TokenizeResult,
 )
 from babelprobe.models.packing import TreeRow, pack_rows, pack_shared_contexts, share_prefixes
-from babelprobe.models.prefix_generation import greedy_generate, prefix_groups
+from babelprobe.models.prefix_generation import greedy_generate, left_pad, prefix_groups
 from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks, recorded_checks
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
 from babelprobe.models.tokenizer_load import load_tokenizer
@@ -220,12 +220,7 @@ class TransformersBackend:
             )
 
     def _left_pad(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        width = max(len(r) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
-            mask[i, width - len(row) :] = 1
+        ids, mask = left_pad(rows, self.pad_id)
         # Explicit positions: a left-padded row must see the same positions as when run alone.
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), mask.to(self.device), positions.to(self.device)
