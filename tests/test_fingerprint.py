@@ -144,7 +144,9 @@ REQUEST_DEFINITIONS = (
 # transformers does, `cache` or `past_key_values`: the same calls)
 # (same revision, new hash: hf.py's _left_pad builds its rows with prefix_generation.left_pad, the
 # same tensors)
-PINNED = (3, "fdc6c5bd9bd6b0dc6291c8e690b9a5a5e829232a52cfe12f5b92053537656ae2")
+# (same revision, new hash: prefix_generation's common-prefix helper moved into packing.py as
+# common_prefix_length, shared with the runner's prompt clusters; the same lengths)
+PINNED = (3, "b721eac56e1a30d6c3dac56573f1875af9e711b3f66716f468f2f2c366b13fed")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:

@@ -26,6 +26,7 @@ from babelprobe.models.base import (
     request_key,
 )
 from babelprobe.models.cache import ResponseCache
+from babelprobe.models.packing import common_prefix_length
 from babelprobe.models.retry import ModelChanged
 
 Record = TypeVar("Record")
@@ -153,11 +154,6 @@ def _prompt_text(request: Request) -> str | None:
     return request.prompt or ""
 
 
-def _shared(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    return next((i for i in range(n) if a[i] != b[i]), n)
-
-
 def prompt_clusters(ordered: Sequence[Request]) -> list[list[Request]]:
     """``ordered`` (length-sorted generation requests) as clusters of text prompts that share a
     long prefix (``CLUSTER_MIN_SHARED_*``), each cluster where its first member was, its members in
@@ -167,7 +163,7 @@ def prompt_clusters(ordered: Sequence[Request]) -> list[list[Request]]:
     cluster = list(range(len(ordered)))  # each request's cluster, named by one of its members
     by_text = sorted(texts, key=lambda i: texts[i])
     for previous, i in zip(by_text, by_text[1:]):
-        common = _shared(texts[previous], texts[i])
+        common = common_prefix_length(texts[previous], texts[i])
         if common >= CLUSTER_MIN_SHARED_CHARS and common >= CLUSTER_MIN_SHARED_SHARE * max(len(texts[previous]),
                                                                                            len(texts[i])):
             cluster[i] = cluster[previous]

@@ -7,7 +7,7 @@ unchanged so the backend module holds the model code only."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 
 @dataclass(frozen=True)
@@ -128,3 +128,9 @@ def share_prefixes(sequences: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int
     sequence that is a prefix of another is read off the longer row (causal attention)."""
     rows, placed = pack_shared_contexts([(s, ()) for s in sequences], branch=False)
     return [r.token_ids for r in rows], [p.row for p in placed]
+
+
+def common_prefix_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items two sequences (token ids, or the characters of two prompts) share."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)

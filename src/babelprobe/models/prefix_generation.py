@@ -30,20 +30,14 @@ import torch
 from transformers import PreTrainedModel
 from transformers.generation.stopping_criteria import StoppingCriteriaList
 
+from babelprobe.models.packing import common_prefix_length
+
 # a shared prefix is worth a separate forward only when long, and when it is most of each prompt (a
 # judge's prompts differ only in the short answer judged: the prefix is 85-95% of them)
 MIN_SHARED_TOKENS = 64
 MIN_SHARED_SHARE = 0.75
 # the prompt's last tokens a stop string may straddle (StopWindow keeps its criterion's own width of these)
 STOP_WINDOW_TOKENS = 64
-
-
-def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
 
 
 def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TOKENS) -> list[tuple[list[int], int]]:
@@ -57,7 +51,7 @@ def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TO
     shared = 0
     for i in order:
         if members:
-            common = min(shared, _common_length(rows[members[-1]], rows[i]))
+            common = min(shared, common_prefix_length(rows[members[-1]], rows[i]))
             longest = max(len(rows[i]), *(len(rows[m]) for m in members))
             if common >= min_shared and common >= MIN_SHARED_SHARE * longest:
                 members.append(i)
