@@ -70,7 +70,7 @@ from pydantic import BaseModel
 from babelprobe.data.corpus import Document
 from babelprobe.data.langid import Identifier, check_languages, standard_code
 from babelprobe.data.validation import DatasetError, Problem
-from babelprobe.families.memorization.config import FilterSettings  # noqa: F401  (declared with the options: --help reads its defaults)
+from babelprobe.families.memorization.config import FilterSettings  # declared with the options: --help reads its defaults
 
 
 # ------------------------------------------------------------------ filters (True = remove)
