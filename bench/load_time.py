@@ -7,6 +7,7 @@ figure to compare on a shared machine.
     python bench/load_time.py cached --model gemma-3-270m --repeat 3
     python bench/load_time.py fresh --model smollm2-135m-instruct
     python bench/load_time.py all
+    python bench/load_time.py floor                 # CPU s of the imports any cached load pays first
     python bench/load_time.py fresh --model smollm2-135m-instruct --src /path/to/main/src   # the code before
 
 The load phases (imports, resolve = conversion or cache look-up, load) are timed inside the child
@@ -102,9 +103,20 @@ def load_times(model: str, fresh: bool, repeat: int, src: Path) -> list[Timing]:
     return timings
 
 
+# what a cached load imports before reading a byte of the model, step by step: torch, then
+# transformers' modeling_utils (every model class's module imports it) and the parts of it that
+# weigh most (docs/profiles/README.md, "Loading and start-up, third round")
+FLOOR_IMPORTS = ("import torch", "import torch, torch._dynamo", "import torch, torch.distributed.tensor",
+                 "import torch, scipy.optimize", "import torch, transformers.modeling_utils")
+
+
+def floor_times(src: Path) -> list[Timing]:
+    return [_timed(statement, [sys.executable, "-c", statement], src)[0] for statement in FLOOR_IMPORTS]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["help", "cached", "fresh", "all"])
+    parser.add_argument("what", choices=["help", "cached", "fresh", "floor", "all"])
     parser.add_argument("--model", default="gemma-3-270m", help="a bundled model's name")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--src", type=Path, default=SRC, help="the babelprobe source tree to time (another checkout's src/)")
@@ -114,6 +126,8 @@ def main() -> None:
     timings: list[Timing] = []
     if args.what in ("help", "all"):
         timings += help_times(src)
+    if args.what in ("floor", "all"):
+        timings += floor_times(src)
     if args.what in ("fresh", "all"):
         timings += load_times(args.model, fresh=True, repeat=args.repeat, src=src)
     if args.what in ("cached", "all"):

@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import typer
+import typer.main
 from typer.testing import CliRunner
 
-from babelprobe.cli import COMMAND_FAMILIES, FAMILY_COMMANDS, app, family_group
+from babelprobe.cli import COMMAND_FAMILIES, FAMILY_COMMANDS, RUN_FAMILIES, app, family_group
+from babelprobe.families import FAMILIES, family_names, get_family
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 # what start-up must not pay for: data frames, the corpus sampler, language ID, the model stack, plots
@@ -111,3 +114,43 @@ def test_each_family_command_built_from_its_own_families_is_the_whole_registrys(
         own = family_group(families)
         assert _described(own.get_command(typer.Context(own), name)) == \
             _described(everything.get_command(context, name)), name
+
+
+# `run`, `corpus` and `memorization --help` (issue 31, third round: 0.61-0.65 s, over the 0.5 s goal):
+# the memorization family's numpy (probe, span corruption), the corpus sampler's pyarrow and language
+# ID (only for its filter defaults), the similarity family's numpy; `run --help` built every family
+COMMAND_HELP_LIGHT = {
+    ("run",): ("numpy", "pyarrow", "babelprobe.families.cka.family", "babelprobe.families.owl.family",
+               "babelprobe.families.eclektic.family", "babelprobe.families.memorization.family",
+               "babelprobe.families.similarity.family"),
+    ("corpus",): ("numpy", "pyarrow", "babelprobe.data.langid", "langcodes", "babelprobe.families.memorization.corpus"),
+    ("corpus", "sample"): ("numpy", "pyarrow", "babelprobe.data.langid", "babelprobe.families.memorization.corpus"),
+    ("memorization",): ("numpy", "pyarrow", "babelprobe.data.langid", "babelprobe.families.memorization.corpus"),
+    ("graph",): ("numpy", "pyarrow", "scipy"),
+    ("run", "memorization"): ("numpy", "pyarrow", "babelprobe.families.memorization.corpus",
+                              "babelprobe.families.owl.family", "babelprobe.families.cka.family"),
+    ("run", "cka"): ("numpy", "pyarrow", "babelprobe.families.memorization.family", "babelprobe.families.owl.family"),
+}
+
+
+@pytest.mark.parametrize("command", list(COMMAND_HELP_LIGHT), ids=" ".join)
+def test_command_help_imports_none_of_what_it_does_not_show(command):
+    modules, out = _imported_by("-m", "babelprobe", *command, "--help")
+    assert "Usage" in out
+    light = COMMAND_HELP_LIGHT[command]
+    assert sorted(m for m in modules if m.split(".")[0] in light or m in light) == []
+
+
+def test_run_lists_each_family_with_its_own_help_and_builds_it_alone():
+    everything = family_group().get_command(typer.Context(family_group()), "run")
+    root = typer.main.get_command(app)
+    run = root.get_command(typer.Context(root), "run")
+    context = typer.Context(run)
+    assert run.list_commands(context) == everything.list_commands(typer.Context(everything)) == family_names()
+    assert {name: get_family(name).help for name in FAMILIES} == RUN_FAMILIES
+    for name in family_names():
+        assert _described(run.get_command(context, name)) == \
+            _described(everything.get_command(typer.Context(everything), name)), name
+    assert run.get_command(context, "no-such-family") is None
+    unknown = CliRunner().invoke(app, ["run", "no-such-family"])
+    assert unknown.exit_code == 2 and "No such command" in unknown.output

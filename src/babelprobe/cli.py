@@ -54,6 +54,18 @@ FAMILY_COMMANDS: dict[str, str] = {
 # (): none, `suite`): `babelprobe graph ...` imports the similarity family only, not OWL's or
 # memorization's modules (numpy, pyarrow, the corpus sampler). tests/test_cli_startup.py checks it
 # against what each family registers.
+# `babelprobe run --help` lists the built-in families with their help (Family.help) from here, without
+# importing them (their probes, metrics, numpy ...); `run <family>` imports that family alone.
+# tests/test_cli_startup.py checks this against each family's own help.
+RUN_FAMILIES: dict[str, str] = {
+    "cka": "Contrastive knowledge assessment (Polyglot-or-Not): P(true) vs mean P(false).",
+    "owl": "Literary recall (OWL): direct probing, name cloze and prefix probing, with perturbations.",
+    "eclektic": "Cross-lingual knowledge transfer (ECLeKTiC): closed-book QA, hint ablations, string and judge "
+                "metrics.",
+    "memorization": "Verbatim memorization (Shared Path): EM, RM and PM per language and prompt length, with "
+                    "calibrated scores and shuffled-suffix controls; T5 span corruption for encoder-decoders.",
+    "similarity": FAMILY_COMMANDS["similarity"],
+}
 COMMAND_FAMILIES: dict[str, tuple[str, ...] | None] = {
     "convert": ("owl",), "size-curve": ("eclektic",), "similarity": ("similarity",), "run": None, "suite": (),
     "owl": ("owl",), "rescore": ("owl", "eclektic"), "corpus": ("owl", "memorization"),
@@ -61,12 +73,41 @@ COMMAND_FAMILIES: dict[str, tuple[str, ...] | None] = {
 }
 
 
-class LazyCommands(TyperGroup):
+class ListingGroup(TyperGroup):
+    """A group whose ``--help`` may list stand-ins (a name and its help) for commands it builds
+    only when they run: ``listing`` is True while the help is written."""
+
+    listing = False
+
+    def format_help(self, ctx: ClickContext, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
+class LazyRun(ListingGroup):
+    """``babelprobe run``: one command per registered family, built (its family imported) when it
+    runs or shows its own help; ``run --help`` lists the built-in ones from RUN_FAMILIES."""
+
+    def list_commands(self, ctx: ClickContext) -> list[str]:
+        return family_names()
+
+    def get_command(self, ctx: ClickContext, cmd_name: str) -> Any:
+        if cmd_name not in registered():
+            return None
+        if self.listing and cmd_name in RUN_FAMILIES:
+            return TyperCommand(cmd_name, help=RUN_FAMILIES[cmd_name])
+        run = family_group((cmd_name,)).get_command(ctx, "run")
+        assert isinstance(run, TyperGroup)  # family_group's `run` holds one command per family
+        return run.get_command(ctx, cmd_name)
+
+
+class LazyCommands(ListingGroup):
     """The root command group: its own commands at once, the families' commands (FAMILY_COMMANDS)
     built on first use. ``--help`` lists them from FAMILY_COMMANDS without importing a family
     (unless a family from another package is installed: its commands are known only by loading it)."""
-
-    listing = False  # True while --help is written: a family's command is its stand-in
 
     @staticmethod
     def _extra_families() -> bool:
@@ -84,18 +125,13 @@ class LazyCommands(TyperGroup):
             return command
         if self.listing and cmd_name in FAMILY_COMMANDS and not self._extra_families():
             return TyperCommand(cmd_name, help=FAMILY_COMMANDS[cmd_name])
+        if cmd_name == "run":
+            return LazyRun(name="run", help=FAMILY_COMMANDS["run"], no_args_is_help=True)
         if self._extra_families():
             return family_group().get_command(ctx, cmd_name)
         if cmd_name in FAMILY_COMMANDS:
             return family_group(COMMAND_FAMILIES[cmd_name]).get_command(ctx, cmd_name)
         return None
-
-    def format_help(self, ctx: ClickContext, formatter: Any) -> None:
-        self.listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self.listing = False
 
 
 app = typer.Typer(cls=LazyCommands, help="Measure what a language model has memorized and knows, across languages.",

@@ -19,7 +19,7 @@ from babelprobe.report.terminal import plain
 
 
 def register(root: CommandRoot, family: Family) -> None:
-    from babelprobe.families.memorization.corpus import FilterSettings
+    from babelprobe.families.memorization.config import FilterSettings
 
     filters = FilterSettings()  # the §5.2 defaults, declared once there
     corpus_app = root.group("corpus")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import field_validator, model_validator
+from pydantic import BaseModel, field_validator, model_validator
 
 from babelprobe.config import BUNDLED_DATA, BootstrapOption, PartsOption, RunOptions, batch_size_option, option
 
@@ -114,3 +114,24 @@ def authors_dtype(spec: str, device: str) -> str:
     if encoder_decoder:
         return "float32"
     return "float16" if resolve_device(device).startswith("cuda") else "float32"
+
+
+# `corpus sample`'s text and language-ID filters (Shared Path §5.2); here, not in corpus.py (pyarrow,
+# language ID), so that `corpus sample --help` reads the defaults without importing either
+class FilterSettings(BaseModel):
+    min_chars: int = 600
+    max_digits: int = 30
+    min_confidence: float = 0.9  # `auto` has its own per language (data/langid.py: measured)
+    min_proportion: float = 0.9
+    # a language whose texts language ID removes beyond this share (of those that passed the text
+    # filters) is named in the summary and the manifest's warnings: a lost language, not a sample
+    max_langid_loss: float = 0.2
+    # the authors' script's extra rules (off by default: the paper does not name them)
+    keep_min_chars: bool = False  # True: a text of exactly min_chars is kept (their `len(text) < 600`)
+    bad_chars: bool = False  # the `bad_char` filter
+    max_numeric_share: float | None = None  # the `too_numeric` filter (theirs: 0.3)
+
+    @classmethod
+    def authors(cls, **overrides) -> "FilterSettings":
+        """The filter set of the authors' ``dataset_clean.py`` (``--preset authors``)."""
+        return cls(**{"keep_min_chars": True, "bad_chars": True, "max_numeric_share": 0.3, **overrides})

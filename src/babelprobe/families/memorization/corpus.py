@@ -70,25 +70,7 @@ from pydantic import BaseModel
 from babelprobe.data.corpus import Document
 from babelprobe.data.langid import Identifier, check_languages, standard_code
 from babelprobe.data.validation import DatasetError, Problem
-
-
-class FilterSettings(BaseModel):
-    min_chars: int = 600
-    max_digits: int = 30
-    min_confidence: float = 0.9  # `auto` has its own per language (data/langid.py: measured)
-    min_proportion: float = 0.9
-    # a language whose texts language ID removes beyond this share (of those that passed the text
-    # filters) is named in the summary and the manifest's warnings: a lost language, not a sample
-    max_langid_loss: float = 0.2
-    # the authors' script's extra rules (off by default: the paper does not name them)
-    keep_min_chars: bool = False  # True: a text of exactly min_chars is kept (their `len(text) < 600`)
-    bad_chars: bool = False  # the `bad_char` filter
-    max_numeric_share: float | None = None  # the `too_numeric` filter (theirs: 0.3)
-
-    @classmethod
-    def authors(cls, **overrides) -> "FilterSettings":
-        """The filter set of the authors' ``dataset_clean.py`` (``--preset authors``)."""
-        return cls(**{"keep_min_chars": True, "bad_chars": True, "max_numeric_share": 0.3, **overrides})
+from babelprobe.families.memorization.config import FilterSettings  # declared with the options: --help reads its defaults
 
 
 # ------------------------------------------------------------------ filters (True = remove)

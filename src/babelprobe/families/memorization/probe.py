@@ -50,7 +50,6 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel
 
 from babelprobe.families.memorization.data import Sample
@@ -368,6 +367,8 @@ class SpanProbe(_BaseProbe):
         masked = self.masked_count(length)
         if self.layout == "authors":
             return authors_spans(length, masked, self.mean_span_length, random.Random(seed))
+        import numpy as np  # here, not at import: `run --help` builds this family (issue 31)
+
         return noise_spans(length, masked, self.mean_span_length, np.random.default_rng(seed))
 
     def masked_count(self, window_length: int) -> int:
@@ -393,6 +394,8 @@ class SpanProbe(_BaseProbe):
     def _window(self, window: Window) -> Window:
         seed = _seed(self.seed, window.sample.sample_id, window.prefix_tokens, window.start)
         spans = self.spans_for(len(window.ids), seed)
+        import numpy as np
+
         rng = np.random.default_rng(seed)  # the control's permutation
         corruption = corrupt(window.ids, spans, self.sentinels)
         masked = [corruption.target_ids[p] for p in corruption.masked_positions]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it runs: `run --help` builds this family without it
+    import numpy as np
 
 
 def noise_count(length: int, noise_density: float) -> int:
@@ -35,6 +36,8 @@ def noise_count(length: int, noise_density: float) -> int:
 def _segment(total: int, parts: int, rng: np.random.Generator) -> list[int]:
     """Split ``total`` items into ``parts`` non-empty segments, uniformly over compositions (T5's
     ``_random_segmentation``: shuffle parts-1 segment starts among the total-1 gaps)."""
+    import numpy as np
+
     first_in_segment = np.zeros(total - 1, dtype=int)
     first_in_segment[: parts - 1] = 1
     rng.shuffle(first_in_segment)

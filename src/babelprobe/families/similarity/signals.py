@@ -18,8 +18,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it runs: `run --help` and `graph --help` build this family's commands
+    import numpy as np
 
 from babelprobe.data.validation import DatasetError, Problem
 from babelprobe.languages import normalise_code, normalise_codes
@@ -40,6 +42,8 @@ class SimilarityMatrix:
     written: dict[str, str] = field(default_factory=dict)  # language -> the code as the file writes it
 
     def restricted(self, languages: list[str]) -> "SimilarityMatrix":
+        import numpy as np
+
         index = [self.languages.index(lang) for lang in languages]
         return SimilarityMatrix(tuple(languages), self.values[np.ix_(index, index)])
 
@@ -162,6 +166,8 @@ def read_similarity_csv(path: Path) -> SimilarityMatrix:
                 problems.append(Problem(str(path), row_of[a], b, f"similarity {value:g} is outside [-1, 1]"))
     if problems:
         raise DatasetError(problems)
+    import numpy as np
+
     matrix = np.array([[values[b][a] for b in columns] for a in columns], dtype=np.float64)
     for i, a in enumerate(columns):
         for j in range(i + 1, len(columns)):
