@@ -16,9 +16,10 @@ every answer it rules on (the answers of each setting, the known-wrong controls)
 of a few hundred tokens that differ only in their last few. Prefilling them is most of a judge's
 time on CPU, so rows grouped by ``prefix_groups`` run their groups' distinct prefixes once (one
 left-padded forward), each row takes a copy of its group's key/value cache and the suffixes are
-left-padded after it (the gap is masked out). The tokens are those of ``generate`` up to the float
-rounding of other matrix shapes, which padding to another batch's width already causes
-(tests/test_prefix_generation.py pins them equal on real prompts and models).
+left-padded after it (the gap is masked out), in buckets of similar length (``length_buckets``).
+The tokens are those of ``generate`` up to the float rounding of other matrix shapes, which
+padding to another batch's width already causes (tests/test_prefix_generation.py pins them equal
+on real prompts and models).
 """
 
 from __future__ import annotations
