@@ -13,7 +13,11 @@ weights), back to back in one process, no cache; for transformers also generatio
 FLOP bound (the forward's multiply-adds over the real prompt and generated tokens, the LM head at
 the last prompt position and each new token, at the fp32 matmul rate measured here just before).
 
-    OMP_WAIT_POLICY=PASSIVE python bench/owl_direct_probe.py --engines transformers,llamacpp
+    OMP_WAIT_POLICY=PASSIVE python bench/owl_direct_probe.py --engines transformers,llamacpp,ctranslate2
+
+``ctranslate2``: CTranslate2 (a wheel, no compiling) greedy on the float32 model transformers loads,
+converted once into ``--ct2-dir`` (``ct2-transformers-converter``), the same prompt ids, the same
+threads; stop strings read by a per-step callback. Not a babelprobe backend: the bench's peer.
 """
 
 from __future__ import annotations
@@ -63,7 +67,56 @@ def flops(backend, probe: OwlProbe, items, records) -> float:
     return total
 
 
-def engines(names: list[str]) -> dict:
+class CTranslate2Peer:
+    """The transformers backend with ``generate`` answered by a CTranslate2 ``Generator`` on the same
+    weights (float32, CPU): prompt ids, stop strings and the answer's cut are the backend's."""
+
+    def __init__(self, backend, model_dir: Path):
+        import ctranslate2
+
+        self.backend = backend
+        if not (model_dir / "model.bin").exists():
+            source = backend.model.config._name_or_path
+            ctranslate2.converters.TransformersConverter(source).convert(str(model_dir), force=True)
+        self.generator = ctranslate2.Generator(str(model_dir), device="cpu", compute_type="float32",
+                                               intra_threads=torch.get_num_threads(), inter_threads=1)
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+    def generate(self, requests):
+        from babelprobe.models.base import GenerateResult
+        from babelprobe.models.transformers_helpers import cut_generated
+
+        tokenizer, eos = self.backend.tokenizer, set(self.backend._eos)
+        results = []
+        for (max_tokens, stop), members in _by_settings(requests).items():
+            prompts = [tokenizer.convert_ids_to_tokens(self.backend._prompt_ids(requests[i])) for i in members]
+            new: dict[int, list[int]] = {b: [] for b in range(len(members))}
+
+            def step(result, stop=stop, new=new) -> bool:
+                new[result.batch_id].append(result.token_id)
+                return bool(stop) and any(s in tokenizer.decode(new[result.batch_id][-8:]) for s in stop if s)
+
+            self.generator.generate_batch(
+                prompts, max_length=max_tokens, sampling_topk=1, beam_size=1, include_prompt_in_result=False,
+                end_token=tokenizer.convert_ids_to_tokens(sorted(eos)), callback=step)
+            for b, i in enumerate(members):
+                text, finish, toks = cut_generated(tokenizer, new[b], eos, requests[i].stop)
+                results.append((i, GenerateResult(text=text, finish_reason=finish, token_ids=toks)))
+        return [r for _, r in sorted(results, key=lambda pair: pair[0])]
+
+
+def _by_settings(requests) -> dict:
+    groups: dict = {}
+    for i, r in enumerate(requests):
+        if r.temperature > 0 or r.logprobs:
+            raise ValueError("the CTranslate2 peer answers greedy requests without log-probabilities only")
+        groups.setdefault((r.max_tokens, r.stop), []).append(i)
+    return groups
+
+
+def engines(names: list[str], ct2_dir: Path) -> dict:
     """The issue 31 generation figure: each engine on the same requests, outputs compared with the first."""
     from babelprobe.families.owl.config import OwlConfig
     from babelprobe.families.owl.family import family
@@ -74,8 +127,10 @@ def engines(names: list[str]) -> dict:
     result: dict = {"requests": len(items), "batch_size": config.batch_size, "engines": {}}
     first = None
     for name in names:
-        spec = "bundled:gemma-3-270m" if name == "transformers" else f"{name}:bundled:gemma-3-270m"
+        spec = "bundled:gemma-3-270m" if name in ("transformers", "ctranslate2") else f"{name}:bundled:gemma-3-270m"
         backend = load_backend(spec, device="cpu")
+        if name == "ctranslate2":
+            backend = CTranslate2Peer(backend, ct2_dir)
         probe = OwlProbe("direct", "none", config.shots, chat=backend.has_chat_template, seed=config.seed,
                          max_tokens=config.max_tokens)
         run_probe(probe, items[:1], Runner(backend, batch_size=1))  # warm-up
@@ -89,13 +144,19 @@ def engines(names: list[str]) -> dict:
             bound = flops(backend, probe, items, records) / (speed.gflops * 1e9)
             figure.update(machine=str(speed), flop_bound_seconds=round(bound, 2),
                           share_of_flop_bound=round(bound / seconds, 3))
-        outputs = [r.output for r in records]
+        # the probe's answers end at their first token (a line break): the first 16 greedy tokens of
+        # each prompt, no stop string, are the sharper check that the engines agree (not timed)
+        free = [r.model_copy(update={"stop": (), "max_tokens": 16}) for item in items for r in probe.requests(item)]
+        outputs = [(r.output, g.text) for r, g in zip(records, backend.generate(free))]
         first = first or (name, outputs)
-        figure["outputs_equal_to_" + first[0]] = sum(a == b for a, b in zip(outputs, first[1]))
+        figure["outputs_equal_to_" + first[0]] = sum(a[0] == b[0] for a, b in zip(outputs, first[1]))
+        figure["first_16_tokens_text_equal_to_" + first[0]] = sum(a[1] == b[1] for a, b in zip(outputs, first[1]))
         result["engines"][name] = figure
     base = result["engines"][names[0]]["seconds"]
     for name in names[1:]:
-        result["engines"][name][f"{names[0]}_speed_vs_this"] = round(result["engines"][name]["seconds"] / base, 2)
+        other = result["engines"][name]
+        other[f"{names[0]}_speed_vs_this"] = round(other["seconds"] / base, 2)
+        other[f"{names[0]}_cpu_vs_this"] = round(other["cpu_seconds"] / result["engines"][names[0]]["cpu_seconds"], 2)
     return result
 
 
@@ -103,10 +164,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--engines", default=None, help="comma-separated: transformers, llamacpp, ... (see above)")
+    parser.add_argument("--ct2-dir", type=Path, default=Path("/tmp/babelprobe-ct2-gemma-3-270m"),
+                        help="the CTranslate2 model (converted here on first use)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
     if args.engines:
-        result = engines(args.engines.split(","))
+        result = engines(args.engines.split(","), args.ct2_dir)
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "owl_direct_engines.json").write_text(json.dumps(result, indent=2))
         print(json.dumps(result, indent=2))

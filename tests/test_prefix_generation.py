@@ -14,7 +14,7 @@ from babelprobe.families.eclektic.data import load_eclektic
 from babelprobe.families.eclektic.metrics import parse_judge
 from babelprobe.families.eclektic.probe import answer_request, judge_controls, judge_request, prompt_text
 from babelprobe.models.base import Generate, request_key
-from babelprobe.models.prefix_generation import prefix_groups
+from babelprobe.models.prefix_generation import BUCKET_TOKENS_PER_STEP, length_buckets, prefix_groups
 from babelprobe.request_runner import collate, prompt_clusters
 
 
@@ -27,6 +27,16 @@ def test_groups_take_rows_sharing_most_of_their_prefix():
     assert groups == [([0, 2], 82)]
     assert prefix_groups([head, head]) == [([0, 1], 79)]  # one token of each row left to its suffix
     assert prefix_groups([head[:40] + [1], head[:40] + [2]]) == []  # too short to be worth a forward
+
+
+def test_buckets_cut_where_padding_costs_more_than_a_bucket():
+    """A judge's suffixes: an empty control's few tokens beside rambling answers of ~64."""
+    lengths = [66, 5, 7, 64, 6, 61]
+    assert length_buckets(lengths, overhead=64) == [[1, 4, 2], [5, 3, 0]]  # 3 x 7 + 3 x 66 + 2 x 64 < 6 x 66
+    assert length_buckets(lengths, overhead=1000) == [[1, 4, 2, 5, 3, 0]]  # one bucket when a bucket costs more
+    assert length_buckets([9, 9, 9], overhead=0) == [[0, 1, 2]]  # equal lengths: no padding to save
+    assert length_buckets([3, 40], overhead=0) == [[0], [1]]
+    assert sorted(k for b in length_buckets(list(range(30, 0, -1)), 20) for k in b) == list(range(30))
 
 
 def demo_rows():
@@ -157,3 +167,25 @@ def test_plain_prompts_sharing_a_prefix_on_a_base_model_equal_generate(gemma):
     requests = [r.model_copy(update={"max_tokens": 6, "stop": ("\n",)}) for _, r in judge_requests(False)[:10]]
     assert gemma._greedy_batches([gemma._prompt_ids(r) for r in requests], 6)[0][1] is not None
     assert answers(loop_only(gemma, requests)) == answers(generate_alone(gemma, requests))
+
+
+@pytest.mark.slow
+def test_judge_suffixes_of_very_different_lengths_run_in_buckets_and_equal_generate(smollm2):
+    """A rambling answer of ~60 tokens beside the short gold answer and the controls (an empty
+    answer among them), in three scripts: the suffixes run in more than one length bucket,
+    each from its copy of the shared prefix's cache, and answer as ``generate`` does."""
+    _, by_language = demo_rows()
+    pairs = []
+    for language in ("de", "ru", "zh"):
+        row = by_language[language][0]
+        rambling = " ".join([row.answer, row.question, row.answer])
+        answers_judged = [rambling, row.answer] + [a for _, a in judge_controls(row, by_language[row.target_language])]
+        pairs += [(row, judge_request(row, a, smollm2.has_chat_template)) for a in answers_judged]
+    requests = [r for _, r in pairs]
+    for batch in collate(requests, batch_size=32):
+        rows = [smollm2._prompt_ids(r) for r in batch]
+        members, prefix_length = smollm2._greedy_batches(rows, 8)[0]
+        assert prefix_length is not None
+        suffixes = [len(rows[k]) - n for k, n in zip(members, prefix_length)]
+        assert max(suffixes) > 25 and len(length_buckets(suffixes, BUCKET_TOKENS_PER_STEP * 8)) > 1
+        assert answers(loop_only(smollm2, batch)) == answers(generate_alone(smollm2, batch))

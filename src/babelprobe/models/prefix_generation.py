@@ -16,13 +16,15 @@ every answer it rules on (the answers of each setting, the known-wrong controls)
 of a few hundred tokens that differ only in their last few. Prefilling them is most of a judge's
 time on CPU, so rows grouped by ``prefix_groups`` run their groups' distinct prefixes once (one
 left-padded forward), each row takes a copy of its group's key/value cache and the suffixes are
-left-padded after it (the gap is masked out). The tokens are those of ``generate`` up to the float
-rounding of other matrix shapes, which padding to another batch's width already causes
-(tests/test_prefix_generation.py pins them equal on real prompts and models).
+left-padded after it (the gap is masked out), in buckets of similar length (``length_buckets``).
+The tokens are those of ``generate`` up to the float rounding of other matrix shapes, which
+padding to another batch's width already causes (tests/test_prefix_generation.py pins them equal
+on real prompts and models).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Sequence
 
@@ -38,6 +40,9 @@ MIN_SHARED_TOKENS = 64
 MIN_SHARED_SHARE = 0.75
 # the prompt's last tokens a stop string may straddle (StopWindow keeps its criterion's own width of these)
 STOP_WINDOW_TOKENS = 64
+# one more suffix bucket costs about this many padded tokens per new token a request allows (its own
+# forward call and decoding steps: a step of a few rows costs about as much as a few prompt tokens)
+BUCKET_TOKENS_PER_STEP = 8
 
 
 def prefix_groups(rows: Sequence[Sequence[int]], min_shared: int = MIN_SHARED_TOKENS) -> list[tuple[list[int], int]]:
@@ -104,6 +109,26 @@ class StopWindow:
         self.tail = self.tail[rows]
 
 
+def length_buckets(lengths: Sequence[int], overhead: float) -> list[list[int]]:
+    """Row indices cut, in order of length, into the buckets that minimise the tokens computed: each
+    bucket pads its rows to its longest (rows x longest) and costs ``overhead`` tokens more (its own
+    forward call and decoding steps). Shortest bucket first, each bucket's rows shortest first."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    ordered = [lengths[i] for i in order]
+    best = [0.0] + [float("inf")] * len(order)  # best[end]: the cheapest cut of the first ``end`` rows
+    start_of = [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for start in range(end):
+            cost = best[start] + (end - start) * ordered[end - 1] + overhead
+            if cost < best[end]:
+                best[end], start_of[end] = cost, start
+    buckets, end = [], len(order)
+    while end:
+        buckets.append(order[start_of[end]:end])
+        end = start_of[end]
+    return buckets[::-1]
+
+
 @torch.inference_mode()
 def greedy_generate(
     model: PreTrainedModel, rows: Sequence[Sequence[int]], max_tokens: int, eos_ids: Sequence[int], pad_id: int,
@@ -112,35 +137,56 @@ def greedy_generate(
     """The new tokens of each row (a finished row padded with ``pad_id`` up to the longest, as
     ``generate`` returns them). ``prefix_length``: per row, the length of a prefix it shares with
     other rows (``prefix_groups``; rows with equal prefixes must have equal lengths there): each
-    distinct prefix is computed once; None: every row is prefilled whole, as ``generate`` does."""
+    distinct prefix is computed once, and the suffixes run in buckets of similar length
+    (``length_buckets``: a judge's answers run from an empty control's few tokens to a rambling
+    answer's 64, and padding every suffix to the longest was most of their forward); None: every
+    row is prefilled whole, as ``generate`` does."""
     device = next(model.parameters()).device
-    count = len(rows)
     name = _cache_name(model)
     if prefix_length is None:
         ids, mask = left_pad(rows, pad_id)
         ids, mask = ids.to(device), mask.to(device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
-        cache = getattr(out, name)
-    else:
-        prefixes: dict[tuple[int, ...], int] = {}
-        owner = [prefixes.setdefault(tuple(r[:n]), len(prefixes)) for r, n in zip(rows, prefix_length)]
-        prefix_ids, prefix_mask = left_pad(list(prefixes), pad_id)
-        prefix_ids, prefix_mask = prefix_ids.to(device), prefix_mask.to(device)
-        cache = getattr(model(input_ids=prefix_ids, attention_mask=prefix_mask,
-                              position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
-                              logits_to_keep=1), name)
-        index = torch.tensor(owner, dtype=torch.long, device=device)
-        cache.batch_select_indices(index)  # each row its group's prefix
-        suffix_ids, suffix_mask = left_pad([r[n:] for r, n in zip(rows, prefix_length)], pad_id)
+        return _decode(model, rows, out.logits[:, -1], getattr(out, name), mask, positions, max_tokens, eos_ids,
+                       pad_id, stopping)
+    prefixes: dict[tuple[int, ...], int] = {}
+    owner = [prefixes.setdefault(tuple(r[:n]), len(prefixes)) for r, n in zip(rows, prefix_length)]
+    prefix_ids, prefix_mask = left_pad(list(prefixes), pad_id)
+    prefix_ids, prefix_mask = prefix_ids.to(device), prefix_mask.to(device)
+    prefix_cache = getattr(model(input_ids=prefix_ids, attention_mask=prefix_mask,
+                                 position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
+                                 logits_to_keep=1), name)
+    buckets = length_buckets([len(r) - n for r, n in zip(rows, prefix_length)], BUCKET_TOKENS_PER_STEP * max_tokens)
+    tokens: list[list[int]] = [[] for _ in rows]
+    for b, bucket in enumerate(buckets):
+        # each bucket's rows take their groups' prefix rows (a copy, but for the last bucket)
+        cache = prefix_cache if b == len(buckets) - 1 else copy.deepcopy(prefix_cache)
+        index = torch.tensor([owner[k] for k in bucket], dtype=torch.long, device=device)
+        cache.batch_select_indices(index)
+        suffix_ids, suffix_mask = left_pad([rows[k][prefix_length[k]:] for k in bucket], pad_id)
         ids, suffix_mask = suffix_ids.to(device), suffix_mask.to(device)
         mask = torch.cat([prefix_mask[index], suffix_mask], dim=1)
-        lengths = torch.tensor(list(prefix_length), dtype=torch.long, device=device)
+        lengths = torch.tensor([prefix_length[k] for k in bucket], dtype=torch.long, device=device)
         positions = lengths[:, None] + (suffix_mask.cumsum(-1) - 1).clamp(min=0)
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1,
                     **{name: cache})
+        new = _decode(model, [rows[k] for k in bucket], out.logits[:, -1], cache, mask, positions, max_tokens,
+                      eos_ids, pad_id, stopping)
+        for k, row_tokens in zip(bucket, new):
+            tokens[k] = row_tokens
+    width = max(len(t) for t in tokens)
+    return [t + [pad_id] * (width - len(t)) for t in tokens]
+
+
+def _decode(
+    model: PreTrainedModel, rows: Sequence[Sequence[int]], logits: torch.Tensor, cache, mask: torch.Tensor,
+    positions: torch.Tensor, max_tokens: int, eos_ids: Sequence[int], pad_id: int, stopping: StoppingCriteriaList,
+) -> list[list[int]]:
+    """Greedy steps from the prompts' last logits and their cache, one token a step, until every row
+    has stopped; the new tokens of each row, a finished row padded with ``pad_id``."""
+    device, count, name = logits.device, logits.shape[0], _cache_name(model)
     stop = StopWindow(stopping, left_pad([r[-STOP_WINDOW_TOKENS:] for r in rows], pad_id)[0].to(device))
-    logits = out.logits[:, -1]
     eos = torch.tensor(list(eos_ids), dtype=torch.long, device=device)
     tokens = torch.full((count, max_tokens), pad_id, dtype=torch.long, device=device)
     going = torch.arange(count, device=device)  # the rows still generating (their rows in ``tokens``)
