@@ -76,9 +76,10 @@ class TransformersBackend:
     # scored positions per LM-head pass: a Gemma row of logits is 1 MB in float32
     head_chunk = 128
     # vocabulary rows per slice of the head's matmul (vocab_chunked_head), and the positions that
-    # share one pass over the weight: 32k x 512 measured best of 4k-32k x 128-512 (bench/head_ab.py;
-    # a 64 MB slice of logits). None: the whole (positions x vocabulary) logits, head_chunk
-    # positions at a time, then head_normalisers (the plain path the tests pin it to)
+    # share one pass over the weight: in CKA's full mode 32k x 512 took 11% less CPU than the plain
+    # path, 16k x 128 12% more (bench/head_ab.py, 2 threads, 2026-11-26). None: the whole
+    # (positions x vocabulary) logits, head_chunk positions at a time, then head_normalisers (the
+    # plain path the tests pin it to)
     head_vocab_chunk: int | None = 32768
     head_vocab_rows = 512
     # greedy requests through prefix_generation.greedy_generate rather than transformers' generate
