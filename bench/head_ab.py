@@ -15,6 +15,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Literal, cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -26,7 +27,7 @@ from babelprobe.models import load_backend  # noqa: E402
 from babelprobe.request_runner import Runner, run_probe  # noqa: E402
 
 
-def timed(backend, facts, mode: str, path: tuple[int, int] | None) -> tuple[float, float, list[float], list[bool]]:
+def timed(backend, facts, mode: Literal["first-token", "full"], path: tuple[int, int] | None) -> tuple[float, float, list[float], list[bool]]:
     backend.head_vocab_chunk, backend.head_vocab_rows = path or (None, 0)
     wall, cpu = time.perf_counter(), time.process_time()
     result = run_probe(CKAProbe(mode), facts, Runner(backend, cache=None, batch_size=32))
@@ -54,7 +55,7 @@ def main() -> None:
     chunked = [(int(c), int(r)) for c, r in zip(args.chunks.split(","), args.rows.split(","), strict=True)]
     paths: list[tuple[int, int] | None] = [None, *chunked]
     out: dict = {"facts": len(facts), "threads": torch.get_num_threads(), "load_before": os.getloadavg()}
-    for mode in args.modes.split(","):
+    for mode in [cast(Literal["first-token", "full"], m) for m in args.modes.split(",")]:
         seconds: dict[str, list[tuple[float, float]]] = {str(p): [] for p in paths}
         reference = None
         diffs: dict[str, float] = {}
