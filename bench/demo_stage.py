@@ -3,8 +3,8 @@ optionally a py-spy flame graph of the stage only (py-spy attaches after the loa
 
     python bench/demo_stage.py owl --out /tmp/stages [--profile docs/profiles/owl.svg] [--repeat 2]
 
-Stages: owl, memorization, similarity (each with a fresh response cache, as on a fresh home, so
-every request is computed), graph (needs OUT/similarity and OUT/memorization), html (report.html in
+Stages: owl, memorization, similarity, cka-first-token, cka-full (each with a fresh response cache,
+as on a fresh home, so every request is computed), graph (needs OUT/similarity and OUT/memorization), html (report.html in
 every run folder of OUT and OUT/profile.html). The line printed is the figure bench/README.md
 quotes: ``stage <name>: <wall> s wall, <cpu> s CPU`` (CPU: this process's, all threads).
 """
@@ -19,19 +19,28 @@ import time
 from pathlib import Path
 from typing import Callable
 
-MODEL_STAGES = ("owl", "memorization", "similarity")
+MODEL_STAGES = ("owl", "memorization", "similarity", "cka-first-token", "cka-full")
+
+
+def demo_run(name: str, out: Path):
+    """The demo's run of stage ``name``: a family's only run, or CKA's run of one mode."""
+    from babelprobe.cli import DEFAULT_MODEL
+    from babelprobe.families import get_family
+
+    family = get_family(name.split("-")[0])
+    runs = family.demo(out, DEFAULT_MODEL, "auto")
+    (run,) = [r for r in runs if len(runs) == 1 or r.config.out.name == name]
+    return family, run
 
 
 def stage_step(name: str, out: Path, loaded: dict) -> Callable[[], None]:
     """The demo's own step for stage ``name`` (cli.py ``demo``), writing under ``out``."""
-    from babelprobe.cli import DEFAULT_MODEL, _execute
-    from babelprobe.families import get_family
+    from babelprobe.cli import _execute
 
     if name in MODEL_STAGES:
-        family = get_family(name)
-        (demo_run,) = family.demo(out, DEFAULT_MODEL, "auto")
+        family, run = demo_run(name, out)
         cache = Path(tempfile.mkdtemp(prefix="bp-cache-")) / "responses.sqlite"
-        config = demo_run.config.model_copy(update={"cache": cache})
+        config = run.config.model_copy(update={"cache": cache})
         return lambda: _execute(family, config, loaded) and None
     if name == "graph":
         from babelprobe.families.similarity.family import graph_demo
@@ -55,10 +64,8 @@ def main() -> None:
     if args.stage in MODEL_STAGES:
         from babelprobe.cli import DEFAULT_MODEL
         from babelprobe.execute_run import load_model
-        from babelprobe.families import get_family
 
-        (demo_run,) = get_family(args.stage).demo(args.out, DEFAULT_MODEL, "auto")
-        loaded[DEFAULT_MODEL] = load_model(DEFAULT_MODEL, demo_run.config)
+        loaded[DEFAULT_MODEL] = load_model(DEFAULT_MODEL, demo_run(args.stage, args.out)[1].config)
     spy = None
     if args.profile is not None:
         args.profile.parent.mkdir(parents=True, exist_ok=True)

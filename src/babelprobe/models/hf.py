@@ -5,8 +5,9 @@ that share a context in the same batch; continuations of one context hang below 
 a tree row and a request whose tokens are a prefix of another's is read off that longer row
 (``pack_shared_contexts``); where the attention takes a custom mask the rows are packed side by
 side with a 4D mask and depth positions (``pack_rows``), otherwise left-padded with explicit
-position ids; the LM head runs once per distinct scored position, and log-probabilities are
-``logit - logsumexp`` there, never a full-vocabulary log_softmax over every position.
+position ids; the LM head runs once per distinct scored position, a vocabulary slice at a time with a running
+log-sum-exp, and log-probabilities are ``logit - logsumexp`` there, never a full-vocabulary
+log_softmax over every position.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from babelprobe.models.self_checks import SelfChecks, checks_key, record_checks,
 from babelprobe.models.tokenization import BoundaryTokenizer, Split
 from babelprobe.models.tokenizer_load import load_tokenizer
 from babelprobe.models.transformers_helpers import (
-    ForwardStats, cut_generated, head_normalisers, resolve_device, resolve_dtype, tokenize_text, vocab_moments,
+    ForwardStats, HeadScores, cut_generated, head_normalisers, resolve_device, resolve_dtype, tokenize_text,
+    vocab_chunked_head, vocab_moments,
 )
 
 # Goes into every fingerprint, so cached answers are recomputed when this backend's code changes
@@ -71,8 +73,15 @@ class TransformersBackend:
     # tokens for Gemma): a forward of ~256 tokens runs its matmuls at half the rate of one of 2k.
     # BABELPROBE_SCORING_BATCH_CHARS=0 keeps batches of --batch-size requests (tests/test_resume.py)
     scoring_batch_chars: int | None = int(os.environ.get("BABELPROBE_SCORING_BATCH_CHARS", "12288")) or None
-    # scored positions per LM-head matmul: a Gemma row of logits is 1 MB in float32
+    # scored positions per LM-head pass: a Gemma row of logits is 1 MB in float32
     head_chunk = 128
+    # vocabulary rows per slice of the head's matmul (vocab_chunked_head), and the positions that
+    # share one pass over the weight: in CKA's full mode 32k x 512 took 11% less CPU than the plain
+    # path, 16k x 128 12% more (bench/head_ab.py, 2 threads, 2026-11-26). None: the whole
+    # (positions x vocabulary) logits, head_chunk positions at a time, then head_normalisers (the
+    # plain path the tests pin it to)
+    head_vocab_chunk: int | None = 32768
+    head_vocab_rows = 512
     # greedy requests through prefix_generation.greedy_generate rather than transformers' generate
     # (False: generate alone, the reference the tests pin the loop against)
     greedy_loop = True
@@ -294,25 +303,25 @@ class TransformersBackend:
         self.stats.scored_positions += len(unique)
         if self.stats.keep_contexts:
             self.stats.contexts.extend(row.token_ids for row in rows)
-        wanted = {k for k, q in zip(slot, queries) if q.vocab_stats}
-        moments: dict[int, tuple[float, float]] = {}
         flat_slot = torch.tensor([k for k, q in zip(slot, queries) for _ in q.token_ids], device=ids.device)
         flat_token = torch.tensor([t for q in queries for t in q.token_ids], device=ids.device)
         targets = torch.empty(len(flat_slot), device=ids.device)
         norm = torch.empty(len(unique), device=ids.device)
         best_ids = torch.empty(len(unique), dtype=torch.long, device=ids.device)
-        # the head's (positions x vocabulary) block, a chunk of positions at a time: a batch grown
-        # by characters (scoring_batch_chars) scores hundreds of positions, 1 MB each for Gemma
-        for start in range(0, len(unique), self.head_chunk):
-            end = min(start + self.head_chunk, len(unique))
-            picked = self._head_logits(gathered[start:end])
-            mine = sorted(k for k in wanted if start <= k < end)
-            if mine:
-                moments.update(zip(mine, vocab_moments(picked[[k - start for k in mine]])))
-            # every queried token's logit in one gather, before head_normalisers overwrites picked
+        # a chunk of scored positions at a time: a batch grown by characters (scoring_batch_chars)
+        # scores hundreds of positions
+        block = self.head_vocab_rows if self._vocab_chunked() else self.head_chunk
+        for start in range(0, len(unique), block):
+            end = min(start + block, len(unique))
             here = ((flat_slot >= start) & (flat_slot < end)).nonzero(as_tuple=True)[0]
-            targets[here] = picked[flat_slot[here] - start, flat_token[here]].float()
-            norm[start:end], best_ids[start:end] = head_normalisers(picked)
+            scores = self._head_scores(gathered[start:end], flat_slot[here] - start, flat_token[here])
+            norm[start:end], best_ids[start:end], targets[here] = scores.norm, scores.best, scores.targets
+        # Min-K%++'s vocabulary moments need whole rows of log-probs: those few rows through the plain head
+        wanted = sorted({k for k, q in zip(slot, queries) if q.vocab_stats})
+        moments: dict[int, tuple[float, float]] = {}
+        for start in range(0, len(wanted), self.head_chunk):
+            mine = wanted[start : start + self.head_chunk]
+            moments.update(zip(mine, vocab_moments(self._head_logits(gathered[mine]))))
         flat = (targets - norm[flat_slot]).tolist()
         best = best_ids.tolist()
         out, cursor = [], 0
@@ -336,6 +345,25 @@ class TransformersBackend:
         logits = self._head(rows)
         cap = self._softcap
         return torch.tanh(logits / cap) * cap if cap else logits
+
+    def _vocab_chunked(self) -> bool:
+        """Whether the gathered head is a plain linear layer run a vocabulary slice at a time."""
+        return bool(self.head_vocab_chunk) and self._decoder is not None and isinstance(self._head, torch.nn.Linear)
+
+    def _head_scores(self, rows: torch.Tensor, pair_row: torch.Tensor, pair_token: torch.Tensor) -> HeadScores:
+        """log Z, the argmax and the logits of (row, token) pairs at ``rows`` from ``_rows_at``.
+        A plain linear head runs a vocabulary slice at a time (``vocab_chunked_head``,
+        ``head_vocab_chunk``); otherwise the whole (rows x vocabulary) logits are made and
+        normalised in place (``head_normalisers``), as where ``rows`` are already logits."""
+        if self._vocab_chunked():
+            head = self._head
+            assert isinstance(head, torch.nn.Linear) and self.head_vocab_chunk
+            return vocab_chunked_head(rows, head.weight, head.bias, self._softcap, pair_row, pair_token,
+                                      self.head_vocab_chunk)
+        logits = self._head_logits(rows)
+        targets = logits[pair_row, pair_token].float()  # before head_normalisers overwrites logits
+        norm, best = head_normalisers(logits)
+        return HeadScores(norm=norm, best=best, targets=targets)
 
     def _rows_at(self, ids, attention, positions, row_index, col_index) -> torch.Tensor:
         """The decoder's hidden states at (row, column) pairs where the head is gathered

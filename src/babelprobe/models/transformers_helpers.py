@@ -1,7 +1,8 @@
 """The transformers/torch helpers the transformers-based backends share (hf.py, seq2seq.py,
 audio.py, views.py), so that hf.py is the causal backend only: the device and dtype a run's
 ``--device``/``--dtype`` mean, the forward counters (``ForwardStats``), log Z and the argmax of
-the LM head's rows (``head_normalisers``), the vocabulary moments of Min-K%++ (``vocab_moments``),
+the LM head's rows (``head_normalisers``), or the head run a vocabulary slice at a time with a
+running log-sum-exp (``vocab_chunked_head``), the vocabulary moments of Min-K%++ (``vocab_moments``),
 a generated row cut to text, a text's tokens with offsets."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 
 from babelprobe.models.base import FinishReason, TokenizeResult
 
@@ -78,6 +80,50 @@ def head_normalisers(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     top, best = logits.max(dim=-1)
     norm = logits.sub_(top.unsqueeze(-1)).exp_().sum(dim=-1).log_().add_(top)
     return norm, best
+
+
+@dataclass(frozen=True)
+class HeadScores:
+    """What scoring needs from the LM head at n positions: log Z and the argmax token per
+    position, and the logit of each (position, token) pair asked for."""
+
+    norm: torch.Tensor  # (n,) float32: logsumexp over the vocabulary
+    best: torch.Tensor  # (n,) long: the argmax token (the lowest id among equal maxima)
+    targets: torch.Tensor  # (pairs,) float32
+
+
+def vocab_chunked_head(
+    hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, softcap: float | None,
+    pair_row: torch.Tensor, pair_token: torch.Tensor, chunk: int,
+) -> HeadScores:
+    """The linear LM head (``weight``: vocabulary x hidden, Gemma-style final soft-capping
+    ``tanh(logit / cap) * cap`` where ``softcap`` is set) over every row of ``hidden`` at once, a
+    slice of ``chunk`` vocabulary rows at a time, with a running maximum, argmax and sum of
+    exponentials (the online log-sum-exp of Milakov & Gimelshein 2018, "Online normalizer
+    calculation for softmax", Alg. 3): the (positions x vocabulary) logits never exist whole, and
+    the head's weight is read once for all positions instead of once per block of positions (with
+    Gemma's 262k x 640 head, 671 MB, far beyond cache). The logit of token ``pair_token[i]`` at
+    row ``pair_row[i]`` is picked out of the slice that holds it."""
+    rows = hidden.shape[0]
+    top = torch.full((rows,), float("-inf"), device=hidden.device)
+    best = torch.zeros(rows, dtype=torch.long, device=hidden.device)
+    total = torch.zeros(rows, device=hidden.device)
+    targets = torch.empty(len(pair_row), device=hidden.device)
+    for start in range(0, weight.shape[0], chunk):
+        end = min(start + chunk, weight.shape[0])
+        logits = F.linear(hidden, weight[start:end], None if bias is None else bias[start:end])
+        if softcap:
+            logits = torch.tanh(logits / softcap) * softcap
+        logits = logits.float()  # half-precision exponentials would lose the tail
+        here = ((pair_token >= start) & (pair_token < end)).nonzero(as_tuple=True)[0]
+        targets[here] = logits[pair_row[here], pair_token[here] - start]
+        chunk_top, chunk_best = logits.max(dim=-1)
+        best = torch.where(chunk_top > top, chunk_best + start, best)  # strict: an earlier slice keeps a tie
+        new_top = torch.maximum(top, chunk_top)
+        # rescale the sum so far to the new maximum, then add this slice's exponentials (in place)
+        total.mul_((top - new_top).exp_()).add_(logits.sub_(new_top.unsqueeze(-1)).exp_().sum(dim=-1))
+        top = new_top
+    return HeadScores(norm=total.log_().add_(top), best=best, targets=targets)
 
 
 def vocab_moments(logits: torch.Tensor) -> list[tuple[float, float]]:
