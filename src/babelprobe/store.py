@@ -212,10 +212,12 @@ def write_part(out: Path, key: str, stamp: str, records: Sequence[BaseModel]) ->
     return table_path
 
 
-def join_parts(out: Path, keys: Sequence[str]) -> Path:
+def join_parts(out: Path, keys: Sequence[str], folder: Path | None = None) -> Path:
     """items.parquet from the parts, in ``keys`` order, one part in memory at a time (schemas are
-    unified: a column all null in one part takes its type from the others)."""
-    paths = [p for p in (_part_paths(out, key)[0] for key in keys) if pq.read_metadata(p).num_rows]
+    unified: a column all null in one part takes its type from the others). ``folder``: the parts
+    were written there (``write_part(folder, ...)``: a --parts none run's chunks), not in ``out``."""
+    paths = [p for p in (_part_paths(folder or out, key)[0] for key in keys) if pq.read_metadata(p).num_rows]
+    out.mkdir(parents=True, exist_ok=True)  # a run's chunks are its first result in ``out``
     path = out / ITEMS
     if not paths:
         pq.write_table(pa.table({}), path)
