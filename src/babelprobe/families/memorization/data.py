@@ -163,7 +163,8 @@ class SampleParts:
     """Validated samples one language at a time (``--parts language``): one pass over the
     input checks every row and spills each language's samples to its own JSONL file in a temporary
     folder; ``samples(language)`` reads one back. What it gives per language, and in what order,
-    is what ``load_samples`` gives: the same parts, stamps and items, without every text in memory."""
+    is what ``load_samples`` gives: the same parts, stamps and items, without every text in memory.
+    ``in_order()`` gives every sample in load_samples' order (``--parts none``, in chunks)."""
 
     def __init__(self, path: str | Path, langs: list[str] | None = None, limit: int | None = None,
                  seed: int = 0, by_language: bool = True):
