@@ -161,8 +161,9 @@ class _Context(StageContext):
         pairs: Pairs = []
         for plan, result in zip(plans, results):
             pairs += list(zip(plan.items, result.records))
-            self._timings.update({key if plan.label is None else f"{plan.label}:{key}": seconds
-                                  for key, seconds in result.seconds.items()})
+            for key, seconds in result.seconds.items():  # summed over a run's parts and chunks
+                name = key if plan.label is None else f"{plan.label}:{key}"
+                self._timings[name] = self._timings.get(name, 0.0) + seconds
         return pairs
 
 
