@@ -334,9 +334,17 @@ def test_memorization_without_parts_runs_and_writes_in_chunks(tiny, tmp_path, mo
     decided records and scored ones mix in every chunk)."""
     from babelprobe.families.memorization import family as memorization
 
+    from babelprobe.families.base import Family
+
     backends = {tiny[0]: tiny[1]}
     demo = dict(data=memorization.DEMO_MEMORIZATION, langs=None)
-    whole = run(_memorization(tiny, tmp_path / "whole", **demo), backends=backends)  # one chunk: every sample at once
+    with monkeypatch.context() as before:  # every sample at once, every record written at once: the run before chunks
+        before.setattr(memorization.MemorizationFamily, "load_chunks", Family.load_chunks)
+        whole = run(_memorization(tiny, tmp_path / "whole", **demo), backends=backends)
+    # 28 samples: one chunk, the very same batches, so the very same items (every float too)
+    run(_memorization(tiny, tmp_path / "one-chunk", **demo), backends=backends)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "whole" / "items.parquet"),
+                                  pd.read_parquet(tmp_path / "one-chunk" / "items.parquet"), check_exact=True)
     seen: list[int] = []
     real_tokenize = memorization.tokenize_stage
 

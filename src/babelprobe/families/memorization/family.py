@@ -39,8 +39,8 @@ from babelprobe.models.registry import VOCAB_STATS
 from babelprobe.families.memorization.probe import MemorizationRecord, SpanProbe, SuffixProbe, Window
 
 REQUEST_KINDS = frozenset({"tokenize", "generate", "loglikelihood"})  # of the model under test
-# --parts none: samples run and written at a time (a --parts language part of the bench's 200k run
-# is ~2,100 samples: the same peak memory at any run size)
+# --parts none: how many samples are run and written at a time (about one language of the bench's
+# 200k run, a --parts language part: the same peak memory at any run size)
 CHUNK_SAMPLES = 2000
 
 
