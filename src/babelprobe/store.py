@@ -225,8 +225,7 @@ def join_parts(out: Path, keys: Sequence[str], folder: Path | None = None) -> Pa
     schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
     with pq.ParquetWriter(path, schema) as writer:
         for part in paths:
-            # ParquetFile, not pq.read_table: that imports pyarrow.dataset, +52 MB of RSS for its libraries
-            writer.write_table(_with_columns(pq.ParquetFile(part).read(), schema))
+            writer.write_table(_with_columns(pq.read_table(part), schema))
     return path
 
 
