@@ -328,7 +328,7 @@ def test_asjp_cldf_converts_once_and_correlates_per_layer(tiny, tmp_path):
 
 def test_memorization_without_parts_runs_and_writes_in_chunks(tiny, tmp_path, monkeypatch):
     """``--parts none`` (issue 31): the samples are read, run and written CHUNK_SAMPLES at a time
-    (items.parquet joined from the chunks; no run-wide list of records, no parts/ left), in the
+    (appended to items.parquet chunk by chunk; no run-wide list of records, no parts/ left), in the
     order and with the values of the run of every sample at once. Input: the demo's 28 texts in 13
     languages and 8 scripts (the tiny model's word-level vocabulary leaves many windows unscored:
     decided records and scored ones mix in every chunk)."""

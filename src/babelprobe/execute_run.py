@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -290,30 +289,28 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
         else:
             # one part (language) at a time: its items are read, its records written to parts/ and
             # both dropped, and a part a killed run already wrote with the same stamp is not recomputed
-            # (chunks of a --parts none run: written to a temporary folder and joined, never resumed)
+            # (chunks of a --parts none run: appended to items.parquet as each finishes, never resumed)
             records = None
             common = _part_stamp_base(config, backend)
-            chunks = None if parts_in.resumable else tempfile.TemporaryDirectory(prefix="babelprobe-chunks-")
+            chunks = None if parts_in.resumable else store.ItemsWriter(config.out)
             try:
-                try:
-                    for key in parts_in.keys:
-                        part_items = parts_in.items(key)
-                        if chunks is not None:
-                            store.write_part(Path(chunks.name), key, "",
-                                             [record for _, record in run_stages(part_items)])
-                            continue
-                        stamp = store_stamp(common, part_items)
-                        if store.part_done(config.out, key, stamp):
-                            parts[key] = "resumed"
-                            continue
-                        store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
-                        parts[key] = "computed"
-                finally:
-                    parts_in.close()
-                store.join_parts(config.out, parts_in.keys, folder=None if chunks is None else Path(chunks.name))
+                for key in parts_in.keys:
+                    part_items = parts_in.items(key)
+                    if chunks is not None:
+                        chunks.write([record for _, record in run_stages(part_items)])
+                        continue
+                    stamp = store_stamp(common, part_items)
+                    if store.part_done(config.out, key, stamp):
+                        parts[key] = "resumed"
+                        continue
+                    store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
+                    parts[key] = "computed"
             finally:
+                parts_in.close()
                 if chunks is not None:
-                    chunks.cleanup()
+                    chunks.close()
+            if chunks is None:
+                store.join_parts(config.out, parts_in.keys)
         # Ray replicas' requests, retries, throttles and tokens (the driver counted only its load)
         replica_usage = executor.usage() if isinstance(executor, RayExecutor) else None
     timings["total"] = time.perf_counter() - t_start

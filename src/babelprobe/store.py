@@ -175,6 +175,37 @@ def write_items(out: Path, records: Sequence[BaseModel]) -> Path:
     return path
 
 
+class ItemsWriter:
+    """items.parquet written a chunk of records at a time (``--parts none`` in chunks: no run-wide
+    list of records): one Parquet writer, opened with the first records. Its schema is the record
+    type's wherever a field's annotation gives one (``_arrow_type``), so that a column all null in
+    the first chunk does not fix a type the later chunks cannot take; else the first chunk's.
+    ``close`` also after an error: the chunks written stay a readable file (an unfinished run)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, records: Sequence[BaseModel]) -> None:
+        if not records:
+            return
+        record_type = type(records[0])
+        table = _typed_nulls(pa.Table.from_pylist([r.model_dump() for r in records]), record_type)
+        if self._writer is None:
+            fields = record_type.model_fields
+            typed = [_arrow_type(fields[f.name].annotation) if f.name in fields else None for f in table.schema]
+            schema = pa.schema([f if t is None else pa.field(f.name, t) for f, t in zip(table.schema, typed)])
+            self.out.mkdir(parents=True, exist_ok=True)  # the run folder appears with its first result
+            self._writer = pq.ParquetWriter(self.out / ITEMS, schema)
+        self._writer.write_table(_with_columns(table, self._writer.schema))
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        else:  # no records at all: an empty items.parquet, as write_items writes one
+            write_items(self.out, [])
+
+
 def _part_paths(out: Path, key: str) -> tuple[Path, Path]:
     import hashlib
     import re
@@ -212,12 +243,10 @@ def write_part(out: Path, key: str, stamp: str, records: Sequence[BaseModel]) ->
     return table_path
 
 
-def join_parts(out: Path, keys: Sequence[str], folder: Path | None = None) -> Path:
+def join_parts(out: Path, keys: Sequence[str]) -> Path:
     """items.parquet from the parts, in ``keys`` order, one part in memory at a time (schemas are
-    unified: a column all null in one part takes its type from the others). ``folder``: the parts
-    were written there (``write_part(folder, ...)``: a --parts none run's chunks), not in ``out``."""
-    paths = [p for p in (_part_paths(folder or out, key)[0] for key in keys) if pq.read_metadata(p).num_rows]
-    out.mkdir(parents=True, exist_ok=True)  # a run's chunks are its first result in ``out``
+    unified: a column all null in one part takes its type from the others)."""
+    paths = [p for p in (_part_paths(out, key)[0] for key in keys) if pq.read_metadata(p).num_rows]
     path = out / ITEMS
     if not paths:
         pq.write_table(pa.table({}), path)
