@@ -369,6 +369,27 @@ def test_memorization_without_parts_runs_and_writes_in_chunks(tiny, tmp_path, mo
     assert b["language"].nunique() == a["language"].nunique() >= 12 and set(b["status"]) == set(a["status"]) and len(set(b["status"])) > 1
     _assert_items_equal(a, b)
     assert pq_row_groups(tmp_path / "chunked") == 6 and pq_row_groups(tmp_path / "whole") == 1
+    # stopped in its first chunk: no folder (as any run before a result); in its third: the two
+    # chunks written stay a readable items.parquet of an unfinished run (no manifest)
+    for stop_at, left in [(1, None), (3, 10)]:
+        calls: list[int] = []
+
+        def stopping(config, samples, context, stop_at=stop_at):
+            calls.append(1)
+            if len(calls) == stop_at:
+                raise KeyboardInterrupt
+            return real_tokenize(config, samples, context)
+
+        monkeypatch.setattr(memorization, "tokenize_stage", stopping)
+        stopped = tmp_path / f"stopped-{stop_at}"
+        with pytest.raises(KeyboardInterrupt):
+            run(_memorization(tiny, stopped, **demo), backends=backends)
+        assert not (stopped / store.MANIFEST).exists()
+        if left is None:
+            assert not stopped.exists()
+        else:
+            assert list(pd.read_parquet(stopped / store.ITEMS)["sample_id"].unique()) == \
+                list(a["sample_id"].unique()[:left])
     # --parts language on the same input: the same items (its rows by language)
     monkeypatch.undo()
     run(_memorization(tiny, tmp_path / "language", parts="language", **demo), backends=backends)

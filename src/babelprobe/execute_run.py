@@ -305,11 +305,15 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
                         continue
                     store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
                     parts[key] = "computed"
+            except BaseException:
+                if chunks is not None:
+                    chunks.close(finished=False)
+                raise
             finally:
                 parts_in.close()
-                if chunks is not None:
-                    chunks.close()
-            if chunks is None:
+            if chunks is not None:
+                chunks.close()
+            else:
                 store.join_parts(config.out, parts_in.keys)
         # Ray replicas' requests, retries, throttles and tokens (the driver counted only its load)
         replica_usage = executor.usage() if isinstance(executor, RayExecutor) else None

@@ -199,10 +199,12 @@ class ItemsWriter:
             self._writer = pq.ParquetWriter(self.out / ITEMS, schema)
         self._writer.write_table(_with_columns(table, self._writer.schema))
 
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
+        """``finished``: a run with no records at all gets an empty items.parquet, as write_items
+        writes one; a run stopped before any result gets nothing (no empty folder)."""
         if self._writer is not None:
             self._writer.close()
-        else:  # no records at all: an empty items.parquet, as write_items writes one
+        elif finished:
             write_items(self.out, [])
 
 
