@@ -23,8 +23,9 @@ samples does not fit the time at hand:
 (PYTHONPATH), right after this one, on the same inputs: the back-to-back before/after.
 
 ``--steps`` also takes ``load`` (reading and validating the samples file alone, the run's first
-step, in a fresh process: all at once with ``--parts none``, a language at a time with
-``language``), and ``--parts language,none`` measures both modes; every figure is also printed as
+step, in a fresh process: in load order, a chunk of 2,000 samples at a time with ``--parts none``,
+a language at a time with ``language``), and ``--parts language,none`` measures both modes
+(``none``: the run reads, runs and writes 2,000 samples at a time, family.py CHUNK_SAMPLES); every figure is also printed as
 a markdown table row (``| samples | step | parts | peak RSS | wall | CPU |``) for bench/README.md.
 
 Texts are random words (the model's memorization of them is not the point: memory and time are).
@@ -73,9 +74,13 @@ def make_inputs(folder: Path, samples: int, sentences: int, languages: list[str]
     return mem, par, tok
 
 
-# the run's loading alone: every sample at once (--parts none), or checked in one pass and read back
-# one language at a time (--parts language: SampleParts)
-LOAD_ALL = "import sys; from babelprobe.families.memorization.data import load_samples; load_samples(sys.argv[1])"
+# the run's loading alone: checked in one pass and read back in load order a chunk at a time (--parts
+# none: SampleParts.in_order, as MemorizationFamily.load_chunks reads it) or one language at a time
+# (--parts language: SampleParts)
+LOAD_IN_ORDER = ("import sys, itertools\nfrom babelprobe.families.memorization.data import SampleParts, load_samples\n"
+                 "if not hasattr(SampleParts, 'in_order'): load_samples(sys.argv[1]); sys.exit()  # a peer before it\n"
+                 "p = SampleParts(sys.argv[1], by_language=False); s = p.in_order()\n"
+                 "all(list(itertools.islice(s, 2000)) for _ in range(-(-p.total // 2000))); p.close()")
 LOAD_STREAMED = ("import sys; from babelprobe.families.memorization.data import SampleParts; p = SampleParts(sys.argv[1]); "
                  "all(p.samples(lang) is not None for lang in p.languages); p.close()")  # one part kept at a time
 
@@ -192,7 +197,7 @@ def main() -> None:
             mem, par, tok = make_inputs(folder, size, 2 * size, languages)
             common = ["--model", model, "--device", args.device, "--no-cache", "--parts", parts]
             steps = {
-                "load": [sys.executable, "-c", LOAD_STREAMED if parts == "language" else LOAD_ALL, str(mem)],
+                "load": [sys.executable, "-c", LOAD_STREAMED if parts == "language" else LOAD_IN_ORDER, str(mem)],
                 "memorization": base + ["run", "memorization", "--data", str(mem), "--out", str(folder / "mem"),
                                         "--prefix-tokens", "20", "--suffix-tokens", "8", *common],
                 "report": base + ["report", str(folder / "mem")],

@@ -54,6 +54,19 @@ def test_parts_equal_the_loaded_samples_one_file(tmp_path, langs, limit):
     parts.close()
 
 
+@pytest.mark.parametrize("langs, limit", [(None, None), (["ru", "ja", "he"], None), (None, 3), (["zh", "en"], 2)])
+def test_in_order_equals_the_loaded_samples(tmp_path, langs, limit):
+    """``--parts none`` reads its chunks from ``in_order``: load_samples' samples in its order (the
+    input's, languages interleaved as written; by language with --limit), one line at a time."""
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows(5)) + "\n", encoding="utf-8")
+    parts = SampleParts(path, langs, limit, seed=7, by_language=False)
+    loaded = load_samples(path, langs, limit, seed=7)
+    assert parts.total == len(loaded)
+    assert list(parts.in_order()) == loaded
+    parts.close()
+
+
 def test_parts_equal_the_loaded_samples_per_language_folder(tmp_path):
     """The layout `corpus sample` writes (<lang>.parquet), beside a JSONL and a CSV file."""
     folder = tmp_path / "corpus"

@@ -324,3 +324,98 @@ def test_asjp_cldf_converts_once_and_correlates_per_layer(tiny, tmp_path):
     assert outcome.summary.typology_unknown_languages["asjp"] == ["ja"]
     bad = CliRunner().invoke(app, ["graph", "asjp", "--source", str(tmp_path), "--out", str(tmp_path / "x.parquet")])
     assert bad.exit_code == 2 and "forms.csv" in bad.output
+
+
+def test_memorization_without_parts_runs_and_writes_in_chunks(tiny, tmp_path, monkeypatch):
+    """``--parts none`` (issue 31): the samples are read, run and written CHUNK_SAMPLES at a time
+    (appended to items.parquet chunk by chunk; no run-wide list of records, no parts/ left), in the
+    order and with the values of the run of every sample at once. Input: the demo's 28 texts in 13
+    languages and 8 scripts (the tiny model's word-level vocabulary leaves many windows unscored:
+    decided records and scored ones mix in every chunk)."""
+    from babelprobe.families.memorization import family as memorization
+
+    from babelprobe.families.base import Family
+
+    backends = {tiny[0]: tiny[1]}
+    demo = dict(data=memorization.DEMO_MEMORIZATION, langs=None)
+    with monkeypatch.context() as before:  # every sample at once, every record written at once: the run before chunks
+        before.setattr(memorization.MemorizationFamily, "load_chunks", Family.load_chunks)
+        whole = run(_memorization(tiny, tmp_path / "whole", **demo), backends=backends)
+    # 28 samples: one chunk, the very same batches, so the very same items (every float too)
+    run(_memorization(tiny, tmp_path / "one-chunk", **demo), backends=backends)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "whole" / "items.parquet"),
+                                  pd.read_parquet(tmp_path / "one-chunk" / "items.parquet"), check_exact=True)
+    seen: list[int] = []
+    real_tokenize = memorization.tokenize_stage
+
+    def counted(config, samples, context):
+        seen.append(len(samples))
+        return real_tokenize(config, samples, context)
+
+    def no_run_wide_write(out, records):
+        raise AssertionError("--parts none wrote every record at once")
+
+    monkeypatch.setattr(memorization, "CHUNK_SAMPLES", 5)
+    monkeypatch.setattr(memorization, "tokenize_stage", counted)
+    monkeypatch.setattr(store, "write_items", no_run_wide_write)
+    chunked = run(_memorization(tiny, tmp_path / "chunked", **demo), backends=backends)
+    assert seen == [5, 5, 5, 5, 5, 3]  # 28 samples, at most 5 in memory at a time
+    assert not (tmp_path / "chunked" / "parts").exists() and chunked.manifest.parts == {}
+    assert (chunked.manifest.items, chunked.manifest.errors) == (whole.manifest.items, whole.manifest.errors)
+    # the same requests (de-duplicated per chunk: two chunks' equal windows are both computed)
+    assert chunked.manifest.requests.requested == whole.manifest.requests.requested
+    a, b = (pd.read_parquet(tmp_path / d / "items.parquet") for d in ("whole", "chunked"))
+    assert list(a.columns) == list(b.columns) and list(a.dtypes) == list(b.dtypes)
+    assert b["language"].nunique() == a["language"].nunique() >= 12 and set(b["status"]) == set(a["status"]) and len(set(b["status"])) > 1
+    _assert_items_equal(a, b)
+    assert pq_row_groups(tmp_path / "chunked") == 6 and pq_row_groups(tmp_path / "whole") == 1
+    # stopped in its first chunk: no folder (as any run before a result); in its third: the two
+    # chunks written stay a readable items.parquet of an unfinished run (no manifest)
+    for stop_at, left in [(1, None), (3, 10)]:
+        calls: list[int] = []
+
+        def stopping(config, samples, context, stop_at=stop_at):
+            calls.append(1)
+            if len(calls) == stop_at:
+                raise KeyboardInterrupt
+            return real_tokenize(config, samples, context)
+
+        monkeypatch.setattr(memorization, "tokenize_stage", stopping)
+        stopped = tmp_path / f"stopped-{stop_at}"
+        with pytest.raises(KeyboardInterrupt):
+            run(_memorization(tiny, stopped, **demo), backends=backends)
+        assert not (stopped / store.MANIFEST).exists()
+        if left is None:
+            assert not stopped.exists()
+        else:
+            assert list(pd.read_parquet(stopped / store.ITEMS)["sample_id"].unique()) == \
+                list(a["sample_id"].unique()[:left])
+    # --parts language on the same input: the same items (its rows by language)
+    monkeypatch.undo()
+    run(_memorization(tiny, tmp_path / "language", parts="language", **demo), backends=backends)
+    c = pd.read_parquet(tmp_path / "language" / "items.parquet")
+    key = ["sample_id", "prefix_tokens"]
+    _assert_items_equal(a.sort_values(key, ignore_index=True), c.sort_values(key, ignore_index=True))
+
+
+def pq_row_groups(run_dir) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(run_dir / store.ITEMS).num_row_groups
+
+
+def _assert_items_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Equal items: every column but the scores exactly; the scores (batches are cut per chunk or
+    language: their padding differs) to float noise."""
+    import numpy as np
+
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    for column in a.columns:
+        if a[column].dtype == float:
+            np.testing.assert_allclose(a[column], b[column], rtol=1e-5, equal_nan=True, err_msg=column)
+        elif column == "token_logprobs":
+            for x, y in zip(a[column], b[column]):
+                assert (x is None) == (y is None) and (x is None or np.allclose(x, y, rtol=1e-5)), column
+        else:
+            assert [repr(v) if not hasattr(v, "tolist") else v.tolist() for v in a[column]] == \
+                   [repr(v) if not hasattr(v, "tolist") else v.tolist() for v in b[column]], column

@@ -199,7 +199,8 @@ class PartsOption(BaseModel):
     """For families whose runs can be written per language: ``language`` runs the
     stages one language at a time, writes ``parts/<lang>.parquet`` as each finishes (only one
     language's records are held) and, when a killed run is started again on the same --out,
-    skips the languages already written; ``none`` (default) runs all items at once, as before."""
+    skips the languages already written; ``none`` (default) runs all items at once, as before
+    (a family with ``load_chunks``, memorization, a chunk of items at a time, nothing resumed)."""
 
     parts: Literal["none", "language"] = option(
         "none", "none, or language: write items per language into parts/ and resume a killed run from them")

@@ -160,8 +160,9 @@ class _Context(StageContext):
         pairs: Pairs = []
         for plan, result in zip(plans, results):
             pairs += list(zip(plan.items, result.records))
-            self._timings.update({key if plan.label is None else f"{plan.label}:{key}": seconds
-                                  for key, seconds in result.seconds.items()})
+            for key, seconds in result.seconds.items():  # summed over a run's parts and chunks
+                name = key if plan.label is None else f"{plan.label}:{key}"
+                self._timings[name] = self._timings.get(name, 0.0) + seconds
         return pairs
 
 
@@ -213,8 +214,9 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
 
     start_run()  # a script cut into characters is said once per run, in its manifest
     part_of = family.part_of(config)
-    # validates before anything is written or loaded; --parts: a family may stream its parts
-    parts_in = family.load_parts(config, part_of) if part_of is not None else None
+    # validates before anything is written or loaded; --parts: a family may stream its parts, and
+    # without --parts its chunks (load_chunks)
+    parts_in = family.load_parts(config, part_of) if part_of is not None else family.load_chunks(config)
     items = load_items(family, config) if parts_in is None else []
     if progress:  # what the data did not say and the run took from elsewhere (a language from a file name)
         for note in family.input_notes(items) if parts_in is None else parts_in.notes:
@@ -287,20 +289,32 @@ def run(config: RunOptions, backends: dict[str, Backend] | None = None, progress
         else:
             # one part (language) at a time: its items are read, its records written to parts/ and
             # both dropped, and a part a killed run already wrote with the same stamp is not recomputed
+            # (chunks of a --parts none run: appended to items.parquet as each finishes, never resumed)
             records = None
             common = _part_stamp_base(config, backend)
+            chunks = None if parts_in.resumable else store.ItemsWriter(config.out)
             try:
                 for key in parts_in.keys:
                     part_items = parts_in.items(key)
+                    if chunks is not None:
+                        chunks.write([record for _, record in run_stages(part_items)])
+                        continue
                     stamp = store_stamp(common, part_items)
                     if store.part_done(config.out, key, stamp):
                         parts[key] = "resumed"
                         continue
                     store.write_part(config.out, key, stamp, [record for _, record in run_stages(part_items)])
                     parts[key] = "computed"
+            except BaseException:
+                if chunks is not None:
+                    chunks.close(finished=False)
+                raise
             finally:
                 parts_in.close()
-            store.join_parts(config.out, parts_in.keys)
+            if chunks is not None:
+                chunks.close()
+            else:
+                store.join_parts(config.out, parts_in.keys)
         # Ray replicas' requests, retries, throttles and tokens (the driver counted only its load)
         replica_usage = executor.usage() if isinstance(executor, RayExecutor) else None
     timings["total"] = time.perf_counter() - t_start

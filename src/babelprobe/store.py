@@ -175,6 +175,39 @@ def write_items(out: Path, records: Sequence[BaseModel]) -> Path:
     return path
 
 
+class ItemsWriter:
+    """items.parquet written a chunk of records at a time (``--parts none`` in chunks: no run-wide
+    list of records): one Parquet writer, opened with the first records. Its schema is the record
+    type's wherever a field's annotation gives one (``_arrow_type``), so that a column all null in
+    the first chunk does not fix a type the later chunks cannot take; else the first chunk's.
+    ``close`` also after an error: the chunks written stay a readable file (an unfinished run)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, records: Sequence[BaseModel]) -> None:
+        if not records:
+            return
+        record_type = type(records[0])
+        table = _typed_nulls(pa.Table.from_pylist([r.model_dump() for r in records]), record_type)
+        if self._writer is None:
+            fields = record_type.model_fields
+            typed = [_arrow_type(fields[f.name].annotation) if f.name in fields else None for f in table.schema]
+            schema = pa.schema([f if t is None else pa.field(f.name, t) for f, t in zip(table.schema, typed)])
+            self.out.mkdir(parents=True, exist_ok=True)  # the run folder appears with its first result
+            self._writer = pq.ParquetWriter(self.out / ITEMS, schema)
+        self._writer.write_table(_with_columns(table, self._writer.schema))
+
+    def close(self, finished: bool = True) -> None:
+        """``finished``: a run with no records at all gets an empty items.parquet, as write_items
+        writes one; a run stopped before any result gets nothing (no empty folder)."""
+        if self._writer is not None:
+            self._writer.close()
+        elif finished:
+            write_items(self.out, [])
+
+
 def _part_paths(out: Path, key: str) -> tuple[Path, Path]:
     import hashlib
     import re

@@ -129,6 +129,9 @@ class Parts:
     notes: list[str]
     items: Callable[[str], list]
     close: Callable[[], None] = lambda: None
+    # True: parts/<key>.parquet with their stamps, resumed by the next run (--parts language);
+    # False: chunks of a --parts none run, joined into items.parquet and not kept (load_chunks)
+    resumable: bool = True
 
 
 class Family(Generic[Config]):
@@ -223,6 +226,12 @@ class Family(Generic[Config]):
             groups.setdefault(part_of(item), []).append(item)
         return Parts(keys=list(groups), sources={str(i.source) for i in items}, notes=self.input_notes(items),
                      items=groups.pop)
+
+    def load_chunks(self, config: Config) -> Parts | None:
+        """``--parts none``: the items in chunks of a fixed size, run and written one chunk at a
+        time (``Parts`` with ``resumable`` False: memory flat in the run's size, items.parquet as
+        one run writes it), or None: every item at once (the default)."""
+        return None
 
     def part_of(self, config: Config) -> Callable[[Any], str] | None:
         """The key items are run and written by, one part at a time (``parts/<key>.parquet``;

@@ -163,11 +163,16 @@ class SampleParts:
     """Validated samples one language at a time (``--parts language``): one pass over the
     input checks every row and spills each language's samples to its own JSONL file in a temporary
     folder; ``samples(language)`` reads one back. What it gives per language, and in what order,
-    is what ``load_samples`` gives: the same parts, stamps and items, without every text in memory."""
+    is what ``load_samples`` gives: the same parts, stamps and items, without every text in memory.
+    ``in_order()`` gives every sample in load_samples' order (``--parts none``, in chunks)."""
 
     def __init__(self, path: str | Path, langs: list[str] | None = None, limit: int | None = None,
-                 seed: int = 0):
+                 seed: int = 0, by_language: bool = True):
         self.limit, self.seed = limit, seed
+        # without --limit, load_samples keeps the input's order (languages interleaved as written):
+        # ``by_language=False`` spills every sample to one file, read back in that order (``in_order``)
+        self._one_file = not by_language and limit is None
+        self._counts: dict[str, int] = {}  # language -> its samples in the input (after --langs)
         self._folder = tempfile.TemporaryDirectory(prefix="babelprobe-samples-")
         # input file -> its first sample's source (file:row, as manifest data_files reads sources)
         self.files: dict[str, str] = {}
@@ -178,9 +183,11 @@ class SampleParts:
             for sample in _checked(Path(path), problems):
                 if problems or (wanted is not None and sample.language not in wanted):
                     continue  # after a problem only the checks go on: the run will not start
-                if sample.language not in handles:
-                    handles[sample.language] = self._file(sample.language).open("w", encoding="utf-8")
-                handles[sample.language].write(sample.model_dump_json() + "\n")
+                spill = "" if self._one_file else sample.language
+                if spill not in handles:
+                    handles[spill] = self._file(spill).open("w", encoding="utf-8")
+                handles[spill].write(sample.model_dump_json() + "\n")
+                self._counts[sample.language] = self._counts.get(sample.language, 0) + 1
                 self.files.setdefault(sample.source.rsplit(":", 1)[0], sample.source)
         finally:
             for handle in handles.values():
@@ -189,7 +196,9 @@ class SampleParts:
             self._folder.cleanup()
             raise DatasetError(problems)
         # load_samples' order: file order of first appearance, or by language with --limit
-        self.languages: list[str] = sorted(handles) if limit is not None else list(handles)
+        self.languages: list[str] = sorted(self._counts) if limit is not None else list(self._counts)
+        # how many samples ``in_order`` gives (--limit keeps at most ``limit`` a language)
+        self.total = sum(n if limit is None else min(n, limit) for n in self._counts.values())
 
     def _file(self, language: str) -> Path:
         return Path(self._folder.name) / f"{len(language)}-{language.encode().hex()}.jsonl"
@@ -198,6 +207,20 @@ class SampleParts:
         with self._file(language).open(encoding="utf-8") as handle:
             mine = [Sample.model_validate_json(line) for line in handle]
         return _limited(mine, language, self.limit, self.seed)
+
+    def in_order(self) -> Iterator[Sample]:
+        """Every sample in ``load_samples``' order (``--parts none`` in chunks): read back one line
+        at a time from the one spill file, or, with --limit, one language's kept samples at a time
+        (load_samples' order there is by language)."""
+        if not self._one_file:
+            for language in self.languages:
+                yield from self.samples(language)
+            return
+        if not self._counts:
+            return
+        with self._file("").open(encoding="utf-8") as handle:
+            for line in handle:
+                yield Sample.model_validate_json(line)
 
     def close(self) -> None:
         self._folder.cleanup()

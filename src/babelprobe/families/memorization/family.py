@@ -39,6 +39,9 @@ from babelprobe.models.registry import VOCAB_STATS
 from babelprobe.families.memorization.probe import MemorizationRecord, SpanProbe, SuffixProbe, Window
 
 REQUEST_KINDS = frozenset({"tokenize", "generate", "loglikelihood"})  # of the model under test
+# --parts none: how many samples are run and written at a time (about one language of the bench's
+# 200k run, a --parts language part: the same peak memory at any run size)
+CHUNK_SAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,23 @@ class MemorizationFamily(Family[MemorizationConfig]):
             parts.close()
             load_items(self, config)  # the error load_items gives an empty selection, for every family
         return Parts(keys=parts.languages, sources=set(parts.files.values()), notes=[], items=parts.samples, close=parts.close)
+
+    def load_chunks(self, config: MemorizationConfig) -> Parts:
+        """``--parts none``: the samples in load order, CHUNK_SAMPLES at a time (each chunk's records
+        go to items.parquet before the next is read: neither the texts nor the records of the whole
+        run are held). A run of at most CHUNK_SAMPLES samples is one chunk: exactly the run of
+        every sample at once (same batches); a larger one cuts its batches per chunk, as --parts
+        language does per language (float noise only)."""
+        from itertools import islice
+
+        parts = SampleParts(config.data, config.langs, config.limit, config.seed, by_language=False)
+        if not parts.total:
+            parts.close()
+            load_items(self, config)  # the error load_items gives an empty selection, for every family
+        stream = parts.in_order()
+        keys = [str(k) for k in range(-(-parts.total // CHUNK_SAMPLES))]
+        return Parts(keys=keys, sources=set(parts.files.values()), notes=[], resumable=False,
+                     items=lambda key: list(islice(stream, CHUNK_SAMPLES)), close=parts.close)
 
     def describe(self, items: list[Sample]) -> str:
         langs = sorted({s.language for s in items})
