@@ -150,7 +150,10 @@ REQUEST_DEFINITIONS = (
 # log-sum-exp (transformers_helpers.vocab_chunked_head); answers equal to float32 rounding:
 # test_vocab_chunked_head.py pins them against the plain path to 1e-4 on the bundled Gemma, the
 # demo's CKA per-fact log-probs within 1e-4 and verdicts identical)
-PINNED = (3, "a307471432df32f5dd7318e2427b2f89f3527c3027270310d3b693e81a1ecf65")
+# (same revision, new hash: the merge of the above with issue 31's judge suffixes run in length
+# buckets (prefix_generation.length_buckets): the same tokens, test_prefix_generation.py pins them
+# against generate)
+PINNED = (3, "049fc8f6359117ef6004c88e61c1cf25108b3ca3d72484d07b9ad8ca2211649f")
 
 
 def scoring_code_hash(sources: tuple[str, ...] = SCORING_SOURCES) -> str:
