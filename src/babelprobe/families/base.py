@@ -130,7 +130,7 @@ class Parts:
     items: Callable[[str], list]
     close: Callable[[], None] = lambda: None
     # True: parts/<key>.parquet with their stamps, resumed by the next run (--parts language);
-    # False: chunks of a --parts none run, joined into items.parquet and not kept (load_chunks)
+    # False: chunks of a --parts none run, appended to items.parquet as each finishes, never resumed (load_chunks)
     resumable: bool = True
 
 

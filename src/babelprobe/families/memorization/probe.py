@@ -367,7 +367,7 @@ class SpanProbe(_BaseProbe):
         masked = self.masked_count(length)
         if self.layout == "authors":
             return authors_spans(length, masked, self.mean_span_length, random.Random(seed))
-        import numpy as np  # here, not at import: `run --help` builds this family (issue 31)
+        import numpy as np  # here, not at import: `memorization --help` builds this family
 
         return noise_spans(length, masked, self.mean_span_length, np.random.default_rng(seed))
 
