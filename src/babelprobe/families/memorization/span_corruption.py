@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-if TYPE_CHECKING:  # numpy is imported where it runs: `run --help` builds this family without it
+if TYPE_CHECKING:  # numpy is imported where it runs: `memorization --help` builds this family without it
     import numpy as np
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy is imported where it runs: `run --help` and `graph --help` build this family's commands
+if TYPE_CHECKING:  # numpy is imported where it runs: `similarity` and `graph --help` build this family's commands
     import numpy as np
 
 from babelprobe.data.validation import DatasetError, Problem
